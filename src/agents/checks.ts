@@ -1,0 +1,41 @@
+import { checkOutboundUrl } from "../tools/url-guard";
+import { MOCK_BASE_URL } from "./definition";
+import type { AgentDefinition } from "./definition";
+
+/** A rule an agent breaks beyond its shape, at an API.md field path. */
+export type DefinitionProblem = { path: string; message: string };
+
+/** The largest definition stored (D1 rows hold at most 2 MB). */
+export const MAX_DEFINITION_BYTES = 1_000_000;
+
+/** Checks what the schema cannot: outbound URLs (they depend on `ENVIRONMENT`) and the stored size. */
+export function definitionProblems(definition: AgentDefinition, environment: string | undefined): DefinitionProblem[] {
+  const problems: DefinitionProblem[] = [];
+  if (definition.base_url !== null && definition.base_url !== MOCK_BASE_URL) {
+    const reason = checkOutboundUrl(definition.base_url, environment);
+    if (reason) problems.push({ path: "base_url", message: reason });
+  }
+  definition.tools.forEach((tool, index) => {
+    if (tool.type !== "webhook") return;
+    const reason = checkOutboundUrl(tool.url, environment);
+    if (reason) problems.push({ path: `tools.${index}.url`, message: reason });
+  });
+  const bytes = new TextEncoder().encode(JSON.stringify(definition)).byteLength;
+  if (bytes > MAX_DEFINITION_BYTES) {
+    problems.push({ path: "body", message: `the agent definition is ${bytes} bytes, over ${MAX_DEFINITION_BYTES}` });
+  }
+  return problems;
+}
+
+/**
+ * Fields of API.md that no finished work has built yet, as `{ path, field }`; the API answers
+ * `400 "<field> is not supported yet"`. Delete a line when its feature lands.
+ */
+export function unbuiltFields(definition: AgentDefinition): { path: string; field: string }[] {
+  const unbuilt: { path: string; field: string }[] = [];
+  if (definition.output_schema !== null) unbuilt.push({ path: "output_schema", field: "output_schema" });
+  if (definition.retries > 0) unbuilt.push({ path: "retries", field: "retries" });
+  if (definition.max_cost_usd !== null) unbuilt.push({ path: "max_cost_usd", field: "max_cost_usd" });
+  if (definition.compaction?.enabled) unbuilt.push({ path: "compaction.enabled", field: "compaction" });
+  return unbuilt;
+}

@@ -1,0 +1,16 @@
+export {
+  MOCK_BASE_URL,
+  PROVIDERS,
+  agentCreateSchema,
+  agentDefinitionSchema,
+  agentPatchSchema,
+  agentSchema,
+  definitionOf,
+} from "./definition";
+export type { Agent, AgentCreate, AgentDefinition, AgentPatch, Compaction, Provider } from "./definition";
+export { BUILTIN_TOOLS, TOOL_NAME, toolSchema, toolsSchema } from "./tools";
+export type { BuiltinTool, BuiltinToolName, ClientTool, Tool, WebhookTool } from "./tools";
+export { noParameters, objectJsonSchema } from "./json-schema";
+export type { ObjectJsonSchema } from "./json-schema";
+export { MAX_DEFINITION_BYTES, definitionProblems, unbuiltFields } from "./checks";
+export type { DefinitionProblem } from "./checks";

@@ -1,0 +1,57 @@
+import { z } from "zod";
+import { noParameters, objectJsonSchema } from "./json-schema";
+
+/** Tool names the providers accept (Anthropic and OpenAI share this rule). */
+export const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+
+/** Tools that run inside the Worker. */
+export const BUILTIN_TOOLS = ["current_time", "http_get"] as const;
+
+const toolName = z.string().regex(TOOL_NAME, "must match ^[a-zA-Z0-9_-]{1,64}$");
+const description = z.string().max(4096).optional();
+const parameters = objectJsonSchema.default(noParameters);
+
+const webhookTool = z.strictObject({
+  type: z.literal("webhook"),
+  name: toolName,
+  description,
+  parameters,
+  /** Checked by the URL guard at request time (it depends on `ENVIRONMENT`). */
+  url: z.string().min(1).max(2048),
+  timeout_ms: z.number().int().min(100).max(60_000).default(10_000),
+});
+
+const clientTool = z.strictObject({
+  type: z.literal("client"),
+  name: toolName,
+  description,
+  parameters,
+});
+
+const builtinTool = z.strictObject({
+  type: z.literal("builtin"),
+  name: z.enum(BUILTIN_TOOLS),
+});
+
+/** One entry of an agent's `tools` (API.md, Tools). */
+export const toolSchema = z.discriminatedUnion("type", [webhookTool, clientTool, builtinTool]);
+
+/** An agent's `tools`: names unique within the agent. */
+export const toolsSchema = z
+  .array(toolSchema)
+  .max(128)
+  .superRefine((tools, ctx) => {
+    const seen = new Set<string>();
+    tools.forEach((tool, index) => {
+      if (seen.has(tool.name)) {
+        ctx.addIssue({ code: "custom", path: [index, "name"], message: `duplicate tool name "${tool.name}"` });
+      }
+      seen.add(tool.name);
+    });
+  });
+
+export type Tool = z.output<typeof toolSchema>;
+export type WebhookTool = z.output<typeof webhookTool>;
+export type ClientTool = z.output<typeof clientTool>;
+export type BuiltinTool = z.output<typeof builtinTool>;
+export type BuiltinToolName = (typeof BUILTIN_TOOLS)[number];

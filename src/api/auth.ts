@@ -1,0 +1,55 @@
+import { createMiddleware } from "hono/factory";
+import { findKeyByHash } from "../db/keys";
+import { ApiError } from "./errors";
+import type { AppEnv } from "./router";
+
+/** SHA-256 hex of a token; keys are stored only as this hash. */
+export async function hashToken(token: string): Promise<string> {
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(token));
+  return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/** Compares two secrets in constant time (both are hashed first, so lengths match). */
+async function sameSecret(a: string, b: string): Promise<boolean> {
+  const [ha, hb] = await Promise.all([hashToken(a), hashToken(b)]);
+  let diff = 0;
+  for (let i = 0; i < ha.length; i++) diff |= ha.charCodeAt(i) ^ hb.charCodeAt(i);
+  return diff === 0;
+}
+
+function tokenOf(request: Request): string | null {
+  const header = request.headers.get("authorization");
+  if (header) {
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+    return match?.[1] ?? null;
+  }
+  // Browsers' EventSource and WebSocket cannot set headers (API.md): SSE and WebSocket routes take ?token=.
+  const url = new URL(request.url);
+  if (request.method === "GET" && /\/(events|ws)$/.test(url.pathname)) return url.searchParams.get("token");
+  return null;
+}
+
+/** Authenticates every /v1 route: the operator's ADMIN_TOKEN (tenant `default`) or a tenant key. */
+export const authenticate = createMiddleware<AppEnv>(async (c, next) => {
+  const token = tokenOf(c.req.raw);
+  if (!token) throw new ApiError("unauthorized", "Missing bearer token");
+  const admin = c.env.ADMIN_TOKEN;
+  if (admin && (await sameSecret(token, admin))) {
+    c.set("tenant", "default");
+    c.set("isAdmin", true);
+    c.set("tokenId", "admin");
+  } else {
+    const key = await findKeyByHash(c.env.DB, await hashToken(token));
+    if (!key) throw new ApiError("unauthorized", "Invalid bearer token");
+    c.set("tenant", key.tenant);
+    c.set("isAdmin", false);
+    c.set("tokenId", key.id);
+  }
+  await next();
+});
+
+/** Admin-only routes (key management). */
+export const requireAdmin = createMiddleware<AppEnv>(async (c, next) => {
+  if (!c.get("isAdmin")) throw new ApiError("forbidden", "Only the admin token may manage keys");
+  await next();
+});

@@ -1,0 +1,79 @@
+import type { ZodError } from "zod";
+
+export type ApiErrorType =
+  | "invalid_request"
+  | "unauthorized"
+  | "forbidden"
+  | "not_found"
+  | "already_exists"
+  | "session_busy"
+  | "run_not_continuable"
+  | "idempotency_conflict"
+  | "payload_too_large"
+  | "rate_limited"
+  | "not_implemented"
+  | "internal";
+
+const statusOf: Record<ApiErrorType, number> = {
+  invalid_request: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  not_found: 404,
+  already_exists: 409,
+  session_busy: 409,
+  run_not_continuable: 409,
+  idempotency_conflict: 409,
+  payload_too_large: 413,
+  rate_limited: 429,
+  not_implemented: 501,
+  internal: 500,
+};
+
+export type FieldError = { path: string; message: string };
+
+/** An error that carries its own JSON answer (API.md, Errors); `app.onError` renders it. */
+export class ApiError extends Error {
+  readonly status: number;
+  constructor(
+    readonly type: ApiErrorType,
+    message: string,
+    readonly details: Record<string, unknown> = {},
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+    this.name = "ApiError";
+    this.status = statusOf[type];
+  }
+
+  toBody() {
+    return { error: { type: this.type, message: this.message, details: this.details } };
+  }
+
+  toResponse(): Response {
+    return Response.json(this.toBody(), { status: this.status, headers: this.headers });
+  }
+}
+
+/** A 400 naming the fields at fault. */
+export const invalidFields = (fields: FieldError[], message?: string) =>
+  new ApiError("invalid_request", message ?? `Invalid request: ${fields.map((f) => f.path || "body").join(", ")}`, {
+    fields,
+  });
+
+/** A 400 for a field of API.md that no finished issue has built yet. */
+export const notSupportedYet = (path: string, what = path) =>
+  invalidFields([{ path, message: `${what} is not supported yet` }], `${what} is not supported yet`);
+
+export const notFound = (what: string, id: string) => new ApiError("not_found", `${what} ${id} not found`);
+
+/** Turns a zod error into API.md's `details.fields`. */
+export function fieldsOf(error: ZodError, prefix: string[] = []): FieldError[] {
+  return error.issues.map((issue) => {
+    const path = [...prefix, ...issue.path.map(String)];
+    const unknownKeys = issue.code === "unrecognized_keys" ? issue.keys : [];
+    if (unknownKeys.length > 0) {
+      return { path: [...path, unknownKeys[0]].join("."), message: `unknown field${unknownKeys.length > 1 ? "s" : ""}: ${unknownKeys.join(", ")}` };
+    }
+    return { path: path.join("."), message: issue.message };
+  });
+}

@@ -1,0 +1,39 @@
+import { z } from "@hono/zod-openapi";
+import { invalidFields } from "./errors";
+
+/** `limit` and `cursor` of every list (API.md: newest first, limit 20 by default, at most 100). */
+export const pageQuery = {
+  limit: z.coerce.number().int().min(1).max(100).default(20).openapi({ example: 20 }),
+  cursor: z.string().min(1).max(512).optional(),
+};
+
+/** The position after which the next page starts: the last row's (created_at, id). */
+export type Cursor = { createdAt: string; id: string };
+
+export function encodeCursor(row: Cursor): string {
+  return btoa(JSON.stringify([row.createdAt, row.id])).replace(/=+$/, "").replace(/\+/g, "-").replace(/\//g, "_");
+}
+
+const cursorShape = z.tuple([z.string(), z.string()]);
+
+export function decodeCursor(cursor: string | undefined): Cursor | null {
+  if (cursor === undefined) return null;
+  try {
+    const json: unknown = JSON.parse(atob(cursor.replace(/-/g, "+").replace(/_/g, "/")));
+    const [createdAt, id] = cursorShape.parse(json);
+    return { createdAt, id };
+  } catch {
+    throw invalidFields([{ path: "query.cursor", message: "not a cursor from a previous page" }]);
+  }
+}
+
+/** Builds `{ data, next_cursor }` from `limit + 1` rows fetched newest first. */
+export function page<Row extends Cursor, Out>(rows: Row[], limit: number, render: (row: Row) => Out) {
+  const more = rows.length > limit;
+  const shown = more ? rows.slice(0, limit) : rows;
+  const last = shown[shown.length - 1];
+  return { data: shown.map(render), next_cursor: more && last ? encodeCursor(last) : null };
+}
+
+export const listSchema = <T extends z.ZodType>(item: T) =>
+  z.object({ data: z.array(item), next_cursor: z.string().nullable() });

@@ -1,0 +1,82 @@
+import { z } from "@hono/zod-openapi";
+import { CLIENT_ID } from "../core/ids";
+
+const textPart = z.strictObject({ type: z.literal("text"), text: z.string() });
+/** Images and files (API.md content parts) come with the media issue; their shape is accepted here to name them. */
+const mediaPart = z.looseObject({ type: z.enum(["image", "file"]) });
+
+export const contentPart = z.union([textPart, mediaPart]).openapi("ContentPart");
+
+export const runInput = z
+  .union([z.string(), z.array(contentPart).min(1).max(20)])
+  .openapi({ description: "A string, or an array of content parts" });
+
+const clientId = z.string().regex(CLIENT_ID, "must match ^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$");
+
+export const createRunBody = z
+  .strictObject({
+    input: runInput,
+    session_id: clientId.optional(),
+    stream: z.boolean().default(false),
+    background: z.boolean().default(false),
+    output_schema: z.record(z.string(), z.unknown()).nullable().optional(),
+    metadata: z.record(z.string(), z.unknown()).default({}),
+  })
+  .openapi("CreateRun");
+
+export const continueRunBody = z
+  .strictObject({
+    continue_from: z.string().min(1).optional(),
+    fork: z.boolean().optional(),
+    input: runInput.optional(),
+    tool_results: z
+      .array(z.strictObject({ tool_call_id: z.string().min(1), output: z.string(), is_error: z.boolean().optional() }))
+      .max(128)
+      .default([]),
+    stream: z.boolean().default(false),
+    background: z.boolean().default(false),
+  })
+  .openapi("ContinueRun");
+
+const metrics = z.object({
+  input_tokens: z.number(),
+  output_tokens: z.number(),
+  cache_read_tokens: z.number(),
+  cache_write_tokens: z.number(),
+  reasoning_tokens: z.number(),
+  total_tokens: z.number(),
+  cost_usd: z.number().nullable(),
+  model_calls: z.number(),
+  tool_calls: z.number(),
+  retries: z.number(),
+  duration_ms: z.number(),
+  time_to_first_token_ms: z.number().nullable(),
+});
+
+export const metricsSchema = metrics.openapi("Metrics");
+
+export const runSchema = z
+  .object({
+    id: z.string(),
+    agent_id: z.string(),
+    session_id: z.string(),
+    status: z.enum(["pending", "running", "paused", "completed", "cancelled", "error"]),
+    input: z.array(z.record(z.string(), z.unknown())),
+    output: z.unknown(),
+    error: z.object({ type: z.string(), message: z.string(), retryable: z.boolean(), status: z.number().optional() }).nullable(),
+    required_actions: z.array(z.object({ tool_call_id: z.string(), name: z.string(), arguments: z.unknown() })),
+    parent_run_id: z.string().nullable(),
+    forked_from_checkpoint: z.string().nullable(),
+    agent_version: z.number(),
+    attempts: z.number(),
+    metrics,
+    metadata: z.record(z.string(), z.unknown()),
+    created_at: z.string(),
+    started_at: z.string().nullable(),
+    finished_at: z.string().nullable(),
+  })
+  .openapi("Run");
+
+export const errorSchema = z
+  .object({ error: z.object({ type: z.string(), message: z.string(), details: z.record(z.string(), z.unknown()) }) })
+  .openapi("Error");

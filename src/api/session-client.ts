@@ -1,0 +1,46 @@
+import type { Env } from "../env";
+import type { SessionObject } from "../session/session-object";
+import type { Result, SessionFailure } from "../session/protocol";
+import { ApiError } from "./errors";
+
+/**
+ * The object's RPC methods as the Worker calls them. RPC stubs type results that hold
+ * `unknown` (tool arguments, outputs) as unknown; the object returns exactly these types.
+ */
+export type SessionApi = Pick<
+  SessionObject,
+  "startRun" | "continueRun" | "cancelRun" | "getRun" | "getSession" | "getTranscript" | "deleteSession"
+>;
+
+function isObjectReset(error: unknown): boolean {
+  if (typeof error !== "object" || error === null) return false;
+  const flags = error as { durableObjectReset?: unknown; retryable?: unknown };
+  return flags.durableObjectReset === true || flags.retryable === true;
+}
+
+/**
+ * Calls the session's Durable Object (named `tenant/session_id`; client ids never contain
+ * `/`). A stub whose object was reset rejects every later call, so a reset is retried once
+ * on a fresh stub instead of answering 500.
+ */
+export async function callSession<T>(env: Env, tenant: string, sessionId: string, call: (session: SessionApi) => Promise<T>): Promise<T> {
+  const stubOf = () => env.SESSION.get(env.SESSION.idFromName(`${tenant}/${sessionId}`)) as unknown as SessionApi;
+  try {
+    return await call(stubOf());
+  } catch (error) {
+    if (!isObjectReset(error)) throw error;
+    return call(stubOf());
+  }
+}
+
+/** Turns an object's refusal into API.md's error answer. */
+export function failureToError(failure: SessionFailure): ApiError {
+  const headers: Record<string, string> = failure.type === "session_busy" ? { "Retry-After": "1" } : {};
+  return new ApiError(failure.type, failure.message, failure.details ?? {}, headers);
+}
+
+/** The value of a successful result, or the error it carries thrown as an ApiError. */
+export function unwrap<T extends object>(result: Result<T>): T {
+  if (!result.ok) throw failureToError(result.error);
+  return result;
+}

@@ -1,0 +1,150 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import { CLIENT_ID } from "../core/ids";
+import { findSession, listSessions } from "../db/sessions";
+import { isActive } from "../session/run-record";
+import type { SessionView } from "../session/protocol";
+import { sumMetrics } from "../session/session-view";
+import { ApiError, notFound } from "./errors";
+import { decodeCursor, listSchema, page, pageQuery } from "./pagination";
+import { bearerSecurity, newRouter } from "./router";
+import { errorSchema, metricsSchema } from "./run-schemas";
+import { callSession, unwrap } from "./session-client";
+
+const sessionParams = z.object({ session_id: z.string().regex(CLIENT_ID, "not a valid session id") });
+const jsonError = { content: { "application/json": { schema: errorSchema } } };
+const errors = {
+  400: { description: "Invalid request", ...jsonError },
+  401: { description: "Unauthorized", ...jsonError },
+  404: { description: "Not found", ...jsonError },
+};
+
+const sessionSchema = z
+  .object({
+    id: z.string(),
+    agent_id: z.string(),
+    active_run_id: z.string().nullable(),
+    head_run_id: z.string().nullable(),
+    run_count: z.number(),
+    metrics: metricsSchema,
+    created_at: z.string(),
+    updated_at: z.string(),
+  })
+  .openapi("Session");
+
+const blockSchema = z.record(z.string(), z.unknown()).openapi("Block");
+const messageSchema = z
+  .object({
+    index: z.number(),
+    run_id: z.string(),
+    role: z.enum(["user", "assistant", "tool"]),
+    content: z.array(blockSchema),
+    created_at: z.string(),
+  })
+  .openapi("Message");
+
+const listRoute = createRoute({
+  method: "get",
+  path: "/sessions",
+  tags: ["sessions"],
+  security: bearerSecurity,
+  request: { query: z.strictObject({ ...pageQuery, agent_id: z.string().optional() }) },
+  responses: { 200: { description: "Sessions, newest first", content: { "application/json": { schema: listSchema(sessionSchema) } } }, ...errors },
+});
+
+const getRoute = createRoute({
+  method: "get",
+  path: "/sessions/{session_id}",
+  tags: ["sessions"],
+  security: bearerSecurity,
+  request: { params: sessionParams },
+  responses: { 200: { description: "The session", content: { "application/json": { schema: sessionSchema } } }, ...errors },
+});
+
+const transcriptRoute = createRoute({
+  method: "get",
+  path: "/sessions/{session_id}/transcript",
+  tags: ["sessions"],
+  summary: "The provider-neutral messages the next turn will send",
+  security: bearerSecurity,
+  request: { params: sessionParams, query: z.strictObject({ run_id: z.string().regex(CLIENT_ID, "not a valid run id").optional() }) },
+  responses: {
+    200: { description: "Messages in order", content: { "application/json": { schema: z.object({ data: z.array(messageSchema) }) } } },
+    ...errors,
+  },
+});
+
+const deleteRoute = createRoute({
+  method: "delete",
+  path: "/sessions/{session_id}",
+  tags: ["sessions"],
+  summary: "Cancel the session's run and delete all of its data",
+  security: bearerSecurity,
+  request: { params: sessionParams },
+  responses: { 204: { description: "Deleted" }, ...errors },
+});
+
+const notBuilt = (method: "get" | "post", path: string, summary: string) =>
+  createRoute({
+    method,
+    path,
+    tags: ["sessions"],
+    summary,
+    security: bearerSecurity,
+    request: { params: sessionParams },
+    responses: { 501: { description: "Not built yet", ...jsonError }, ...errors },
+  });
+
+/** Looks the session up in the tenant's mirror first: a foreign or unknown session is 404. */
+async function ownedSession(env: { DB: D1Database }, tenant: string, id: string) {
+  const row = await findSession(env.DB, tenant, id);
+  if (!row) throw notFound("Session", id);
+  return row;
+}
+
+export const sessionRoutes = newRouter()
+  .openapi(listRoute, async (c) => {
+    const query = c.req.valid("query");
+    const rows = await listSessions(c.env.DB, c.get("tenant"), query.agent_id, decodeCursor(query.cursor), query.limit);
+    return c.json(
+      page(rows, query.limit, (row): SessionView => ({
+        id: row.id,
+        agent_id: row.agentId,
+        active_run_id: row.runs.find((r) => isActive(r.status))?.id ?? null,
+        head_run_id: row.runs[row.runs.length - 1]?.id ?? null,
+        run_count: row.runs.length,
+        metrics: sumMetrics(row.runs.map((r) => r.metrics)),
+        created_at: row.createdAt,
+        updated_at: row.updatedAt,
+      })),
+      200,
+    );
+  })
+  .openapi(getRoute, async (c) => {
+    const { session_id } = c.req.valid("param");
+    const tenant = c.get("tenant");
+    await ownedSession(c.env, tenant, session_id);
+    const result = await callSession(c.env, tenant, session_id, (stub) => stub.getSession({ tenant, session_id }));
+    return c.json(unwrap(result).session, 200);
+  })
+  .openapi(transcriptRoute, async (c) => {
+    const { session_id } = c.req.valid("param");
+    const { run_id } = c.req.valid("query");
+    const tenant = c.get("tenant");
+    await ownedSession(c.env, tenant, session_id);
+    const result = await callSession(c.env, tenant, session_id, (stub) => stub.getTranscript({ tenant, session_id }, run_id ?? null));
+    return c.json({ data: unwrap(result).messages }, 200);
+  })
+  .openapi(deleteRoute, async (c) => {
+    const { session_id } = c.req.valid("param");
+    const tenant = c.get("tenant");
+    await ownedSession(c.env, tenant, session_id);
+    const result = await callSession(c.env, tenant, session_id, (stub) => stub.deleteSession({ tenant, session_id }));
+    unwrap(result);
+    return c.body(null, 204);
+  })
+  .openapi(notBuilt("post", "/sessions/{session_id}/compact", "Compact the session (not built yet)"), () => {
+    throw new ApiError("not_implemented", "POST /v1/sessions/{session_id}/compact is not supported yet");
+  })
+  .openapi(notBuilt("get", "/sessions/{session_id}/ws", "WebSocket of the session's events (not built yet)"), () => {
+    throw new ApiError("not_implemented", "GET /v1/sessions/{session_id}/ws is not supported yet");
+  });

@@ -1,0 +1,56 @@
+/**
+ * Provider-neutral transcript messages. Adapters translate them to each provider's wire
+ * format at call time, so a session can change provider between turns.
+ */
+
+export type TextBlock = { type: "text"; text: string };
+
+/** A call of a tool by the model. `provider_data` keeps opaque provider details (ids, signatures). */
+export type ToolCallBlock = {
+  type: "tool_call";
+  tool_call_id: string;
+  name: string;
+  arguments: unknown;
+  provider_data?: Record<string, unknown>;
+};
+
+export type ToolResultBlock = {
+  type: "tool_result";
+  tool_call_id: string;
+  output: string;
+  is_error: boolean;
+};
+
+/**
+ * Model reasoning. Anthropic thinking blocks must go back unchanged in tool loops, so the
+ * signature (or redacted data) is kept in `provider_data`; other providers drop it.
+ */
+export type ReasoningBlock = {
+  type: "reasoning";
+  text: string;
+  provider?: string;
+  provider_data?: Record<string, unknown>;
+};
+
+export type Block = TextBlock | ToolCallBlock | ToolResultBlock | ReasoningBlock;
+
+export type Role = "user" | "assistant" | "tool";
+
+export type Message = { role: Role; content: Block[] };
+
+/** Token counts of one model call, the same on every provider (API.md, Events). */
+export type Usage = {
+  input_tokens: number;
+  output_tokens: number;
+  cache_read_tokens: number;
+  cache_write_tokens: number;
+  reasoning_tokens: number;
+};
+
+export const emptyUsage = (): Usage => ({
+  input_tokens: 0,
+  output_tokens: 0,
+  cache_read_tokens: 0,
+  cache_write_tokens: 0,
+  reasoning_tokens: 0,
+});

@@ -1,0 +1,38 @@
+import { and, desc, eq, lt, or, type SQL } from "drizzle-orm";
+import type { Cursor } from "../api/pagination";
+import type { RunRecord } from "../session/run-record";
+import { database } from "./client";
+import { runs } from "./schema";
+
+
+/** Run bodies are written only by the Session object, from a RunRecord. */
+const parse = (body: string) => JSON.parse(body) as RunRecord;
+
+/** A run of the tenant's agent, or null (unknown, foreign, or of another agent). */
+export async function findRun(d1: D1Database, tenant: string, agentId: string, runId: string): Promise<RunRecord | null> {
+  const row = await database(d1)
+    .select({ body: runs.body })
+    .from(runs)
+    .where(and(eq(runs.tenant, tenant), eq(runs.agentId, agentId), eq(runs.id, runId)))
+    .get();
+  return row ? parse(row.body) : null;
+}
+
+export type RunFilter = { agentId?: string; sessionId?: string; sessionIds?: string[]; status?: string };
+
+/** Runs newest first, `limit + 1` of them so the caller knows whether a next page exists. */
+export async function listRuns(d1: D1Database, tenant: string, filter: RunFilter, after: Cursor | null, limit: number) {
+  const where: (SQL | undefined)[] = [eq(runs.tenant, tenant)];
+  if (filter.agentId) where.push(eq(runs.agentId, filter.agentId));
+  if (filter.sessionId) where.push(eq(runs.sessionId, filter.sessionId));
+  if (filter.status) where.push(eq(runs.status, filter.status));
+  if (after) where.push(or(lt(runs.createdAt, after.createdAt), and(eq(runs.createdAt, after.createdAt), lt(runs.id, after.id))));
+  const rows = await database(d1)
+    .select({ body: runs.body, createdAt: runs.createdAt, id: runs.id })
+    .from(runs)
+    .where(and(...where))
+    .orderBy(desc(runs.createdAt), desc(runs.id))
+    .limit(limit + 1)
+    .all();
+  return rows.map((r) => ({ createdAt: r.createdAt, id: r.id, run: parse(r.body) }));
+}

@@ -1,0 +1,104 @@
+import { isObject, parseJson, type JsonObject } from "./values";
+
+/** A `[[tool NAME {json}]]` directive. */
+export type ToolDirective = { name: string; arguments: JsonObject };
+
+/** A `[[fail STATUS xN]]` / `[[fail STATUS xN retry-after=S]]` directive. */
+export type FailDirective = { status: number; times: number; retryAfter: string | null };
+
+/** Everything the last user message asks of the offline model. */
+export type Directives = {
+  /** The message's text outside directives, whitespace collapsed. */
+  text: string;
+  tools: ToolDirective[];
+  parallel: boolean;
+  fail: FailDirective | null;
+  quota: boolean;
+  contextOverflow: boolean;
+  slowMs: number;
+  words: number | null;
+  cut: boolean;
+  json: boolean;
+  badJson: boolean;
+};
+
+const DIRECTIVE = /\[\[([\s\S]*?)\]\]/g;
+const TOOL = /^tool\s+([A-Za-z0-9_.-]+)(?:\s+([\s\S]*))?$/;
+const FAIL = /^fail\s+(\d{3})\s+x(\d+)(?:\s+retry-after=(\d+(?:\.\d+)?))?$/;
+const SLOW = /^slow\s+(\d+)$/;
+const WORDS = /^words\s+(\d+)$/;
+
+export const noDirectives = (text = ""): Directives => ({
+  text,
+  tools: [],
+  parallel: false,
+  fail: null,
+  quota: false,
+  contextOverflow: false,
+  slowMs: 0,
+  words: null,
+  cut: false,
+  json: false,
+  badJson: false,
+});
+
+/**
+ * Reads the directives in double brackets out of a user message. A bracketed text that is
+ * not a known directive (or a tool directive whose arguments are not a JSON object) stays
+ * part of the text, so a typo shows up in the echo.
+ */
+export function parseDirectives(message: string): Directives {
+  const found = noDirectives();
+  const text = message.replace(DIRECTIVE, (whole: string, inner: string) =>
+    apply(found, inner.trim()) ? " " : whole,
+  );
+  found.text = text.replace(/\s+/g, " ").trim();
+  return found;
+}
+
+function apply(found: Directives, body: string): boolean {
+  const tool = TOOL.exec(body);
+  if (tool?.[1] !== undefined) {
+    const args = tool[2] === undefined ? {} : parseJson(tool[2]);
+    if (!isObject(args)) return false;
+    found.tools.push({ name: tool[1], arguments: args });
+    return true;
+  }
+  const fail = FAIL.exec(body);
+  if (fail?.[1] !== undefined && fail[2] !== undefined) {
+    found.fail = { status: Number(fail[1]), times: Number(fail[2]), retryAfter: fail[3] ?? null };
+    return true;
+  }
+  const slow = SLOW.exec(body);
+  if (slow?.[1] !== undefined) {
+    found.slowMs = Number(slow[1]);
+    return true;
+  }
+  const words = WORDS.exec(body);
+  if (words?.[1] !== undefined) {
+    found.words = Number(words[1]);
+    return true;
+  }
+  switch (body) {
+    case "parallel":
+      found.parallel = true;
+      return true;
+    case "quota":
+      found.quota = true;
+      return true;
+    case "context_overflow":
+      found.contextOverflow = true;
+      return true;
+    case "cut":
+      found.cut = true;
+      return true;
+    case "json":
+      found.json = true;
+      return true;
+    case "badjson":
+      found.badJson = true;
+      return true;
+    default:
+      return false;
+  }
+}

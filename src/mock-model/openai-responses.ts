@@ -1,0 +1,135 @@
+import type { Conversation } from "./conversation";
+import { jsonResponse, type Delivery } from "./delivery";
+import { openaiErrorFor } from "./errors";
+import { randomId, unixNow } from "./ids";
+import { openaiInvalid, openaiUnauthenticated } from "./openai-shared";
+import { splitChunks } from "./plan";
+import { readResponses } from "./read-openai";
+import { namedFrame, sseResponse, type Frame } from "./sse";
+import { countTokens } from "./usage";
+import type { Answer, WireApi } from "./wire";
+
+type OutputText = { type: "output_text"; annotations: []; logprobs: []; text: string };
+type MessageItem = { id: string; type: "message"; status: string; role: "assistant"; content: OutputText[] };
+type CallItem = { id: string; type: "function_call"; status: string; arguments: string; call_id: string; name: string };
+type Item = MessageItem | CallItem;
+/** Makes one stream event, numbering it (`sequence_number`) in the order of the calls. */
+type EventFrame = (type: string, data: object, delta?: boolean) => Frame;
+
+const outputText = (text: string): OutputText => ({ type: "output_text", annotations: [], logprobs: [], text });
+
+function itemsOf(answer: Answer): Item[] {
+  if (answer.kind === "text") {
+    const id = randomId("msg_", 32);
+    return [{ id, type: "message", status: "completed", role: "assistant", content: [outputText(answer.text)] }];
+  }
+  return answer.calls.map((call) => ({
+    id: randomId("fc_", 32),
+    type: "function_call",
+    status: "completed",
+    arguments: JSON.stringify(call.arguments),
+    call_id: randomId("call_"),
+    name: call.name,
+  }));
+}
+
+/** The Response object; `usage.input_tokens` includes the cached tokens, as OpenAI reports them. */
+function responseOf(conversation: Conversation, answer: Answer, output: Item[]) {
+  const { raw } = conversation;
+  const counts = countTokens(conversation, answer);
+  const now = unixNow();
+  return {
+    id: randomId("resp_", 32),
+    object: "response",
+    created_at: now,
+    status: "completed",
+    background: false,
+    completed_at: now,
+    error: null,
+    incomplete_details: null,
+    instructions: raw.instructions ?? null,
+    max_output_tokens: raw.max_output_tokens ?? null,
+    model: conversation.model,
+    output,
+    parallel_tool_calls: raw.parallel_tool_calls ?? true,
+    previous_response_id: raw.previous_response_id ?? null,
+    prompt_cache_key: raw.prompt_cache_key ?? null,
+    reasoning: { effort: null, summary: null },
+    store: raw.store ?? true,
+    temperature: raw.temperature ?? 1,
+    text: raw.text ?? { format: { type: "text" } },
+    tool_choice: raw.tool_choice ?? "auto",
+    tools: raw.tools ?? [],
+    top_p: raw.top_p ?? 1,
+    truncation: "disabled",
+    usage: {
+      input_tokens: counts.input,
+      input_tokens_details: { cached_tokens: counts.cacheRead, cache_write_tokens: 0 },
+      output_tokens: counts.output,
+      output_tokens_details: { reasoning_tokens: 0 },
+      total_tokens: counts.input + counts.output,
+    },
+    user: null,
+    metadata: raw.metadata ?? {},
+  };
+}
+
+/** The events of one output item: added, its content or arguments in deltas, done. */
+function itemEvents(item: Item, output_index: number, answer: Answer, event: EventFrame): Frame[] {
+  const item_id = item.id;
+  if (item.type === "function_call") {
+    return [
+      event("response.output_item.added", { output_index, item: { ...item, status: "in_progress", arguments: "" } }),
+      ...splitChunks(item.arguments).map((delta) =>
+        event("response.function_call_arguments.delta", { item_id, output_index, delta }, true),
+      ),
+      event("response.function_call_arguments.done", {
+        item_id,
+        output_index,
+        name: item.name,
+        arguments: item.arguments,
+      }),
+      event("response.output_item.done", { output_index, item }),
+    ];
+  }
+  const text = item.content[0]?.text ?? "";
+  const part = { item_id, output_index, content_index: 0 };
+  return [
+    event("response.output_item.added", { output_index, item: { ...item, status: "in_progress", content: [] } }),
+    event("response.content_part.added", { ...part, part: outputText("") }),
+    ...(answer.kind === "text" ? answer.deltas : [text]).map((delta) =>
+      event("response.output_text.delta", { ...part, delta, logprobs: [] }, true),
+    ),
+    event("response.output_text.done", { ...part, text, logprobs: [] }),
+    event("response.content_part.done", { ...part, part: outputText(text) }),
+    event("response.output_item.done", { output_index, item }),
+  ];
+}
+
+function streamFrames(response: ReturnType<typeof responseOf>, answer: Answer): Frame[] {
+  let sequence_number = 0;
+  const event: EventFrame = (type, data, delta = false) =>
+    namedFrame(type, { type, sequence_number: sequence_number++, ...data }, delta);
+  const pending = { ...response, status: "in_progress", completed_at: null, output: [], usage: null };
+  return [
+    event("response.created", { response: pending }),
+    event("response.in_progress", { response: pending }),
+    ...response.output.flatMap((item, index) => itemEvents(item, index, answer, event)),
+    event("response.completed", { response }),
+  ];
+}
+
+/** The OpenAI Responses API (`POST /v1/responses`), JSON and SSE. */
+export const responsesApi: WireApi = {
+  read: readResponses,
+  invalid: openaiInvalid,
+  unauthenticated: openaiUnauthenticated,
+  error: (error) => openaiErrorFor(error, "responses"),
+  answer(conversation, answer, signal) {
+    const headers = { "x-request-id": randomId("req_", 32) };
+    const delivery: Delivery = { slowMs: answer.slowMs, cut: answer.cut, signal, headers };
+    const response = responseOf(conversation, answer, itemsOf(answer));
+    if (!conversation.stream) return jsonResponse(response, delivery);
+    return sseResponse(streamFrames(response, answer), delivery);
+  },
+};

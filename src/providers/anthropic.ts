@@ -1,0 +1,50 @@
+import Anthropic from "@anthropic-ai/sdk";
+import { toAnthropicMessages, toAnthropicSystem, toAnthropicTools } from "./anthropic-messages";
+import { MessageAccumulator } from "./anthropic-stream";
+import { callError, firstTokenClock, guardStream, requestOptions } from "./call-support";
+import { ModelCallAbortedError, streamCutError } from "./errors";
+import type { SdkClientConfig } from "./sdk-config";
+import type { ModelCallOptions, ModelProvider, ModelRequest, ModelResponse } from "./types";
+
+/** The Anthropic Messages API, streamed, through `@anthropic-ai/sdk`. */
+export class AnthropicProvider implements ModelProvider {
+  readonly name = "anthropic";
+  readonly #client: Anthropic;
+  readonly #apiKey: string;
+
+  constructor(config: SdkClientConfig) {
+    this.#apiKey = config.apiKey;
+    this.#client = new Anthropic({ apiKey: config.apiKey, baseURL: config.baseURL, fetch: config.fetch, maxRetries: 0, webhookKey: null });
+  }
+
+  async call(request: ModelRequest, options: ModelCallOptions): Promise<ModelResponse> {
+    const clock = firstTokenClock();
+    try {
+      const stream = await this.#client.messages.create(
+        {
+          model: request.model,
+          max_tokens: request.max_output_tokens,
+          messages: toAnthropicMessages(request.messages),
+          ...(request.instructions ? { system: toAnthropicSystem(request.instructions) } : {}),
+          ...(request.tools.length > 0 ? { tools: toAnthropicTools(request.tools) } : {}),
+          ...(request.output_schema ? { output_config: { format: { type: "json_schema", schema: request.output_schema } } } : {}),
+          stream: true,
+        },
+        requestOptions(request, options.signal),
+      );
+      const state = new MessageAccumulator((event) => {
+        clock.mark();
+        options.onEvent?.(event);
+      }, clock.mark);
+      for await (const event of guardStream(stream)) {
+        if (options.signal?.aborted) break;
+        state.add(event);
+      }
+      if (options.signal?.aborted) throw new ModelCallAbortedError();
+      if (!state.stopped) throw streamCutError();
+      return { ...state.result(), time_to_first_token_ms: clock.value() };
+    } catch (error) {
+      throw callError(error, options.signal, this.#apiKey);
+    }
+  }
+}

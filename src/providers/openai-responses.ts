@@ -1,0 +1,78 @@
+import OpenAI from "openai";
+import type { Response, ResponseOutputItem, ResponseStreamEvent } from "openai/resources/responses/responses";
+import { callError, firstTokenClock, guardStream, requestOptions } from "./call-support";
+import { ModelCallAbortedError, streamCutError } from "./errors";
+import { toResponsesInput, toResponsesTools } from "./openai-responses-input";
+import { deltaOf, normalizeUsage, stopReason, toBlocks } from "./openai-responses-output";
+import type { SdkClientConfig } from "./sdk-config";
+import type { ModelCallOptions, ModelProvider, ModelRequest, ModelResponse } from "./types";
+
+/** The OpenAI Responses API, streamed, through `openai`. */
+export class OpenAIResponsesProvider implements ModelProvider {
+  readonly name = "openai";
+  readonly #client: OpenAI;
+  readonly #apiKey: string;
+
+  constructor(config: SdkClientConfig) {
+    this.#apiKey = config.apiKey;
+    this.#client = new OpenAI({
+      apiKey: config.apiKey,
+      baseURL: config.baseURL,
+      fetch: config.fetch,
+      maxRetries: 0,
+      // Explicit, so the SDK reads nothing from `process.env`.
+      organization: null,
+      project: null,
+      webhookSecret: null,
+    });
+  }
+
+  async call(request: ModelRequest, options: ModelCallOptions): Promise<ModelResponse> {
+    const clock = firstTokenClock();
+    try {
+      const stream = await this.#client.responses.create(
+        {
+          model: request.model,
+          input: toResponsesInput(request.messages),
+          max_output_tokens: request.max_output_tokens,
+          ...(request.instructions ? { instructions: request.instructions } : {}),
+          ...(request.tools.length > 0 ? { tools: toResponsesTools(request.tools) } : {}),
+          ...(request.cache_key ? { prompt_cache_key: request.cache_key } : {}),
+          ...(request.output_schema
+            ? { text: { format: { type: "json_schema", name: "output", schema: request.output_schema, strict: false } } }
+            : {}),
+          stream: true,
+        },
+        requestOptions(request, options.signal),
+      );
+      const done = new Map<number, ResponseOutputItem>();
+      let final: Response | null = null;
+      for await (const event of guardStream<ResponseStreamEvent>(stream)) {
+        if (options.signal?.aborted) break;
+        const delta = deltaOf(event);
+        if (delta && (delta.kind === "tool" || delta.text)) clock.mark();
+        if (delta && delta.kind !== "tool" && delta.text) options.onEvent?.({ type: delta.kind, text: delta.text });
+        if (event.type === "response.output_item.done") done.set(event.output_index, event.item);
+        if (event.type === "response.completed" || event.type === "response.incomplete") final = event.response;
+        if (event.type === "response.failed") {
+          throw new OpenAI.APIError(undefined, event.response.error ?? {}, "response failed", undefined);
+        }
+        if (event.type === "error") {
+          throw new OpenAI.APIError(undefined, { code: event.code, message: event.message }, "stream error", undefined);
+        }
+      }
+      if (options.signal?.aborted) throw new ModelCallAbortedError();
+      if (!final) throw streamCutError();
+      const output = final.output.length > 0 ? final.output : [...done.entries()].sort(([a], [b]) => a - b).map(([, i]) => i);
+      const content = output.flatMap(toBlocks);
+      return {
+        content,
+        usage: normalizeUsage(final.usage),
+        stop_reason: stopReason(final, content),
+        time_to_first_token_ms: clock.value(),
+      };
+    } catch (error) {
+      throw callError(error, options.signal, this.#apiKey);
+    }
+  }
+}

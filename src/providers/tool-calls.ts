@@ -1,0 +1,55 @@
+/**
+ * Parses the JSON string of a model's tool arguments. An empty string is a call without
+ * arguments (`{}`). Anything that is not a JSON object — invalid JSON, an array, a number —
+ * is kept as the raw string: turning it into `{}` would run the tool with arguments the
+ * model never gave, while the raw string fails the tool's schema check and the model sees
+ * that error and can correct itself.
+ */
+export function parseToolArguments(json: string): unknown {
+  if (json.trim() === "") return {};
+  try {
+    const value: unknown = JSON.parse(json);
+    return isObject(value) ? value : json;
+  } catch {
+    return json;
+  }
+}
+
+/** The JSON string form of neutral tool arguments (a raw string, from `parseToolArguments`, goes back as it was). */
+export function stringifyToolArguments(args: unknown): string {
+  if (typeof args === "string") return args;
+  return JSON.stringify(args ?? {});
+}
+
+/** Neutral tool arguments as a JSON object, for wire formats that only accept one (Anthropic `input`). */
+export function toolArgumentsObject(args: unknown): Record<string, unknown> {
+  return isObject(args) ? args : {};
+}
+
+const SAFE_ID = /^[a-zA-Z0-9_-]+$/;
+
+/**
+ * Makes a tool call id acceptable to every provider (`^[a-zA-Z0-9_-]+$`, at most `maxLength`
+ * characters), deterministically: a valid id is kept as is, any other gets its invalid
+ * characters replaced and a hash of the original appended, so two ids never collide and
+ * a call and its result always map to the same id.
+ */
+export function wireToolCallId(id: string, maxLength = 64): string {
+  if (SAFE_ID.test(id) && id.length <= maxLength) return id;
+  const hash = fnv1a(id);
+  const head = id.replace(/[^a-zA-Z0-9_-]/g, "_").slice(0, maxLength - hash.length - 1);
+  return `${head || "call"}_${hash}`;
+}
+
+function fnv1a(text: string): string {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    hash ^= text.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193);
+  }
+  return (hash >>> 0).toString(16).padStart(8, "0");
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}

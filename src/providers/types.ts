@@ -1,0 +1,75 @@
+import type { Block, Message, Usage } from "../core/messages";
+
+export type ProviderName = "anthropic" | "openai" | "openai-chat";
+
+/** A tool as the model sees it. */
+export type ToolSpec = { name: string; description?: string; parameters: Record<string, unknown> };
+
+/** One model call, provider-neutral. */
+export type ModelRequest = {
+  model: string;
+  instructions?: string;
+  messages: Message[];
+  tools: ToolSpec[];
+  max_output_tokens: number;
+  /** 1-based attempt of this model call; sent as `x-agentry-attempt`. */
+  attempt: number;
+  /** A stable key (the session) for prompt caching: Anthropic cache_control, OpenAI prompt_cache_key. */
+  cache_key?: string;
+  /** JSON Schema (root type object) the answer must follow: the provider's structured output. */
+  output_schema?: Record<string, unknown>;
+};
+
+/** What an adapter reports while the answer streams in. */
+export type ModelStreamEvent =
+  | { type: "text_delta"; text: string }
+  | { type: "reasoning_delta"; text: string };
+
+/** The whole answer of one model call. */
+export type ModelResponse = {
+  /** The assistant message's blocks: text, reasoning, tool calls, in the provider's order. */
+  content: Block[];
+  usage: Usage;
+  stop_reason: "end_turn" | "tool_calls" | "max_tokens" | "other";
+  /** Milliseconds from the request until the first streamed token, when there was one. */
+  time_to_first_token_ms: number | null;
+};
+
+export type ModelCallOptions = {
+  signal?: AbortSignal;
+  onEvent?: (event: ModelStreamEvent) => void;
+};
+
+/** A provider behind one interface: stream one model call, return the normalized answer. */
+export interface ModelProvider {
+  readonly name: ProviderName;
+  call(request: ModelRequest, options: ModelCallOptions): Promise<ModelResponse>;
+}
+
+export type ErrorType =
+  | "provider_error"
+  | "rate_limited"
+  | "overloaded"
+  | "auth_error"
+  | "quota_exceeded"
+  | "context_window_exceeded"
+  | "budget_exceeded"
+  | "output_invalid"
+  | "max_steps_exceeded"
+  | "tool_error"
+  | "internal";
+
+/** A failed model call, classified. Thrown by adapters. */
+export class ProviderError extends Error {
+  constructor(
+    readonly type: ErrorType,
+    message: string,
+    readonly retryable: boolean,
+    readonly status: number | null = null,
+    /** The provider's `retry-after` / `retry-after-ms`, in milliseconds, when it sent one. */
+    readonly retryAfterMs: number | null = null,
+  ) {
+    super(message);
+    this.name = "ProviderError";
+  }
+}

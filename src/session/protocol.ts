@@ -1,0 +1,43 @@
+import type { Agent } from "../agents";
+import type { ApiErrorType } from "../api/errors";
+import type { StoredMessage } from "./storage";
+import type { InputPart, Run, RunMetrics } from "./run-record";
+
+/** Every call into a Session object says whose session it is (DESIGN.md, "An object knows who it is"). */
+export type SessionIdentity = { tenant: string; session_id: string };
+
+export type StartRunRequest = SessionIdentity & {
+  agent: Agent;
+  input: InputPart[];
+  metadata: Record<string, unknown>;
+  stream: boolean;
+};
+
+export type ToolResultInput = { tool_call_id: string; output: string; is_error?: boolean };
+
+export type ContinueRunRequest = SessionIdentity & {
+  run_id: string;
+  tool_results: ToolResultInput[];
+  stream: boolean;
+};
+
+/** A refusal that the Worker turns into API.md's error answer. */
+export type SessionFailure = { type: ApiErrorType; message: string; details?: Record<string, unknown> };
+
+export type Result<T> = ({ ok: true } & T) | { ok: false; error: SessionFailure };
+
+/** A started or continued run: its stream, or the Run once it has stopped. */
+export type RunAnswer = Result<{ run: Run; stream: ReadableStream<Uint8Array> | null }>;
+
+export type SessionView = {
+  id: string;
+  agent_id: string;
+  active_run_id: string | null;
+  head_run_id: string | null;
+  run_count: number;
+  metrics: RunMetrics;
+  created_at: string;
+  updated_at: string;
+};
+
+export type TranscriptMessage = Omit<StoredMessage, never>;

@@ -1,0 +1,175 @@
+import type { Block, Usage } from "../core/messages";
+import type { Env } from "../env";
+import { createProvider } from "../providers";
+import { classifyError, isAbortError } from "../providers/errors";
+import { ProviderError } from "../providers/types";
+import { executeTool, findTool, toolSpecs } from "../tools";
+import type { RunEventType } from "./events";
+import { sendableHistory, textOf, toolCallsOf } from "./history";
+import type { RequiredAction, RunError, RunRecord, RunStatus } from "./run-record";
+import type { MirrorStatement, SessionStore, StoredMessage } from "./storage";
+
+/** At most this many tool calls of one step run at once (a Worker may hold 6 connections). */
+const TOOL_CONCURRENCY = 4;
+
+/** What the loop needs from the Session object that drives it. */
+export interface LoopHost {
+  readonly env: Env;
+  readonly store: SessionStore;
+  readonly sessionId: string;
+  emit(run: RunRecord, type: RunEventType, data: Record<string, unknown>): void;
+  /** Applies `change` and queues its mirror statements, in one storage transaction. */
+  commit(change: () => MirrorStatement[]): void;
+  appendMessage(run: RunRecord, role: StoredMessage["role"], content: Block[]): MirrorStatement;
+  saveRun(run: RunRecord): MirrorStatement;
+  /** Ends the run: releases the turn, drains the mirror, then emits the terminal event. */
+  finish(run: RunRecord, status: Exclude<RunStatus, "pending" | "running">, patch: Partial<RunRecord>): Promise<void>;
+  /** Copies queued statements to D1 in the background. */
+  flushSoon(): void;
+  /** Pushes the watchdog forward before a step. */
+  touch(): void;
+}
+
+/**
+ * Drives a run from its persisted state to a stop. The next step is derived from the
+ * transcript alone, so the same function resumes a run after an eviction or a crash.
+ */
+export async function driveRun(host: LoopHost, runId: string, signal: AbortSignal): Promise<void> {
+  for (;;) {
+    const run = host.store.getRun(runId);
+    if (!run || run.status !== "running" || signal.aborted) return;
+    host.touch();
+    const own = host.store.messages().filter((m) => m.index >= run.first_message);
+    const last = own[own.length - 1];
+    if (last?.role === "assistant") {
+      const calls = toolCallsOf(last);
+      if (calls.length === 0) {
+        await host.finish(run, "completed", { output: textOf(last) });
+        return;
+      }
+      await toolStep(host, run, calls, signal);
+    } else if (run.metrics.model_calls >= run.agent.max_steps) {
+      await host.finish(run, "error", {
+        error: { type: "max_steps_exceeded", message: `The run made ${run.agent.max_steps} model calls (max_steps)`, retryable: false },
+      });
+      return;
+    } else {
+      await modelStep(host, run, signal);
+    }
+  }
+}
+
+async function modelStep(host: LoopHost, run: RunRecord, signal: AbortSignal): Promise<void> {
+  const { agent } = run;
+  const step = run.metrics.model_calls + 1;
+  const attempt = 1;
+  const provider = agent.provider === "mock" ? "anthropic" : agent.provider;
+  host.emit(run, "model_request_started", { step, attempt, provider, model: agent.model });
+  const started = Date.now();
+  let response;
+  try {
+    const adapter = createProvider({ provider: agent.provider, base_url: agent.base_url }, host.env);
+    response = await adapter.call(
+      {
+        model: agent.model,
+        instructions: agent.instructions || undefined,
+        messages: sendableHistory(host.store.messages()),
+        tools: toolSpecs(agent),
+        max_output_tokens: agent.max_output_tokens,
+        attempt,
+        cache_key: host.sessionId,
+      },
+      {
+        signal,
+        onEvent: (event) => {
+          const type = event.type === "text_delta" ? "content_delta" : "reasoning_delta";
+          host.emit(run, type, { text: event.text, step, attempt });
+        },
+      },
+    );
+  } catch (error) {
+    if (signal.aborted || isAbortError(error)) return;
+    const failure = error instanceof ProviderError ? error : classifyError(error);
+    const current = host.store.getRun(run.id);
+    if (current?.status !== "running") return;
+    const runError: RunError = { type: failure.type, message: failure.message, retryable: failure.retryable };
+    if (failure.status !== null) runError.status = failure.status;
+    await host.finish(current, "error", { error: runError });
+    return;
+  }
+  // A cancel may have come in while the answer streamed.
+  const current = host.store.getRun(run.id);
+  if (!current || current.status !== "running" || signal.aborted) return;
+  addUsage(current, response.usage);
+  current.metrics.model_calls += 1;
+  current.metrics.time_to_first_token_ms ??= response.time_to_first_token_ms;
+  const content: Block[] = response.content.length > 0 ? response.content : [{ type: "text", text: "" }];
+  host.commit(() => [host.appendMessage(current, "assistant", content), host.saveRun(current)]);
+  host.emit(current, "model_request_completed", { step, attempt, usage: response.usage, cost_usd: null, duration_ms: Date.now() - started });
+  host.flushSoon();
+}
+
+function addUsage(run: RunRecord, usage: Usage): void {
+  const m = run.metrics;
+  m.input_tokens += usage.input_tokens;
+  m.output_tokens += usage.output_tokens;
+  m.cache_read_tokens += usage.cache_read_tokens;
+  m.cache_write_tokens += usage.cache_write_tokens;
+  m.reasoning_tokens += usage.reasoning_tokens;
+  m.total_tokens = m.input_tokens + m.output_tokens;
+}
+
+async function toolStep(host: LoopHost, run: RunRecord, calls: ReturnType<typeof toolCallsOf>, signal: AbortSignal) {
+  const { agent } = run;
+  const unanswered = calls.filter((c) => !host.store.getToolResult(c.tool_call_id));
+  const forClient = unanswered.filter((c) => findTool(agent, c.name)?.type === "client");
+  const forServer = unanswered.filter((c) => findTool(agent, c.name)?.type !== "client");
+
+  const queue = [...forServer];
+  const worker = async () => {
+    for (let call = queue.shift(); call; call = queue.shift()) {
+      // No further tool is started once the run is cancelled.
+      if (signal.aborted || host.store.getRun(run.id)?.status !== "running") return;
+      host.emit(run, "tool_call_started", { tool_call_id: call.tool_call_id, name: call.name, arguments: call.arguments });
+      const started = Date.now();
+      const outcome = await executeTool(call, {
+        agent,
+        run_id: run.id,
+        session_id: host.sessionId,
+        webhookSecret: host.env.WEBHOOK_SECRET,
+        environment: host.env.ENVIRONMENT,
+      });
+      host.store.recordToolResult({ tool_call_id: call.tool_call_id, run_id: run.id, ...outcome });
+      const current = host.store.getRun(run.id);
+      if (current) {
+        current.metrics.tool_calls += 1;
+        host.store.putRun(current);
+      }
+      if (outcome.is_error) host.emit(run, "tool_call_error", { tool_call_id: call.tool_call_id, name: call.name, error: outcome.output });
+      else {
+        host.emit(run, "tool_call_completed", {
+          tool_call_id: call.tool_call_id,
+          name: call.name,
+          output: outcome.output,
+          duration_ms: Date.now() - started,
+        });
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(TOOL_CONCURRENCY, forServer.length) }, worker));
+
+  const current = host.store.getRun(run.id);
+  if (!current || current.status !== "running" || signal.aborted) return;
+  if (forClient.length > 0) {
+    const required_actions: RequiredAction[] = forClient.map((c) => ({ tool_call_id: c.tool_call_id, name: c.name, arguments: c.arguments }));
+    for (const action of required_actions) host.emit(current, "tool_call_started", { ...action });
+    await host.finish(current, "paused", { required_actions });
+    return;
+  }
+  const results: Block[] = calls.map((c) => {
+    const entry = host.store.getToolResult(c.tool_call_id);
+    return { type: "tool_result", tool_call_id: c.tool_call_id, output: entry?.output ?? "", is_error: entry?.is_error ?? true };
+  });
+  host.commit(() => [host.appendMessage(current, "tool", results), host.saveRun(current)]);
+  host.flushSoon();
+}

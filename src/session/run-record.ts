@@ -1,0 +1,80 @@
+import type { Agent } from "../agents";
+import type { ErrorType } from "../providers/types";
+
+export type RunStatus = "pending" | "running" | "paused" | "completed" | "cancelled" | "error";
+
+export const ACTIVE_STATUSES: readonly RunStatus[] = ["pending", "running", "paused"];
+export const isActive = (status: RunStatus) => ACTIVE_STATUSES.includes(status);
+
+export type InputPart = { type: "text"; text: string };
+
+export type RunError = { type: ErrorType; message: string; retryable: boolean; status?: number };
+
+export type RequiredAction = { tool_call_id: string; name: string; arguments: unknown };
+
+export type RunMetrics = {
+  input_tokens: number;
+  output_tokens: number;
+  cache_read_tokens: number;
+  cache_write_tokens: number;
+  reasoning_tokens: number;
+  total_tokens: number;
+  cost_usd: number | null;
+  model_calls: number;
+  tool_calls: number;
+  retries: number;
+  duration_ms: number;
+  time_to_first_token_ms: number | null;
+};
+
+export const emptyMetrics = (): RunMetrics => ({
+  input_tokens: 0,
+  output_tokens: 0,
+  cache_read_tokens: 0,
+  cache_write_tokens: 0,
+  reasoning_tokens: 0,
+  total_tokens: 0,
+  // Prices come with the metrics issue; until then the cost is unknown, never a guess.
+  cost_usd: null,
+  model_calls: 0,
+  tool_calls: 0,
+  retries: 0,
+  duration_ms: 0,
+  time_to_first_token_ms: null,
+});
+
+/**
+ * A run as both stores keep it: the API's Run fields plus what the loop needs to resume it
+ * anywhere (the agent as it was when the run started, where its messages begin).
+ */
+export type RunRecord = {
+  id: string;
+  agent_id: string;
+  session_id: string;
+  status: RunStatus;
+  input: InputPart[];
+  output: unknown;
+  error: RunError | null;
+  required_actions: RequiredAction[];
+  parent_run_id: string | null;
+  forked_from_checkpoint: string | null;
+  agent_version: number;
+  attempts: number;
+  metrics: RunMetrics;
+  metadata: Record<string, unknown>;
+  created_at: string;
+  started_at: string | null;
+  finished_at: string | null;
+  /** Internal: the agent definition this run executes with. */
+  agent: Agent;
+  /** Internal: index of the run's first transcript message (its user input). */
+  first_message: number;
+};
+
+/** The public Run object (API.md) of a record. */
+export function renderRun(run: RunRecord) {
+  const { agent: _agent, first_message: _first, ...visible } = run;
+  return visible;
+}
+
+export type Run = ReturnType<typeof renderRun>;

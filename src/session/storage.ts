@@ -1,0 +1,169 @@
+import type { Block, Message, Role } from "../core/messages";
+import { ACTIVE_STATUSES, type RunRecord } from "./run-record";
+
+/** One statement for the D1 mirror, kept in the outbox until D1 has it. */
+export type MirrorStatement = { sql: string; params: (string | number | null)[] };
+
+export type StoredMessage = Message & { index: number; run_id: string; created_at: string };
+
+export type LedgerEntry = { tool_call_id: string; run_id: string; output: string; is_error: boolean };
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS runs (id TEXT PRIMARY KEY, status TEXT NOT NULL, body TEXT NOT NULL, created_at TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS messages (idx INTEGER PRIMARY KEY, run_id TEXT NOT NULL, role TEXT NOT NULL, content TEXT NOT NULL, created_at TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS tool_results (tool_call_id TEXT PRIMARY KEY, run_id TEXT NOT NULL, output TEXT NOT NULL, is_error INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS outbox (id INTEGER PRIMARY KEY AUTOINCREMENT, statements TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS timers (name TEXT PRIMARY KEY, due_at INTEGER NOT NULL);
+`;
+
+type MetaKey = "tenant" | "session_id" | "agent_id" | "created_at" | "updated_at" | "active_run_id" | "seq_ceiling";
+
+/**
+ * The session's ledger in the object's own SQLite: synchronous, so a check and the write
+ * that follows it cannot be split by another request.
+ */
+export class SessionStore {
+  constructor(private readonly sql: SqlStorage) {}
+
+  /**
+   * True when this object's storage holds a session. Checked on every entry point, never
+   * cached in memory: `deleteAll()` drops the tables while the instance lives on.
+   */
+  isInitialized(): boolean {
+    const table = this.sql
+      .exec("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'meta'")
+      .toArray();
+    if (table.length === 0) return false;
+    return this.getMeta("session_id") !== null;
+  }
+
+  createSchema(): void {
+    this.sql.exec(SCHEMA);
+  }
+
+  getMeta(key: MetaKey): string | null {
+    const row = this.sql.exec<{ value: string }>("SELECT value FROM meta WHERE key = ?", key).toArray()[0];
+    return row ? row.value : null;
+  }
+
+  setMeta(key: MetaKey, value: string | null): void {
+    if (value === null) this.sql.exec("DELETE FROM meta WHERE key = ?", key);
+    else this.sql.exec("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value", key, value);
+  }
+
+  getRun(id: string): RunRecord | null {
+    const row = this.sql.exec<{ body: string }>("SELECT body FROM runs WHERE id = ?", id).toArray()[0];
+    return row ? parseRun(row.body) : null;
+  }
+
+  putRun(run: RunRecord): void {
+    this.sql.exec(
+      "INSERT INTO runs (id, status, body, created_at) VALUES (?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET status = excluded.status, body = excluded.body",
+      run.id,
+      run.status,
+      JSON.stringify(run),
+      run.created_at,
+    );
+  }
+
+  listRuns(): RunRecord[] {
+    return this.sql
+      .exec<{ body: string }>("SELECT body FROM runs ORDER BY created_at, id")
+      .toArray()
+      .map((r) => parseRun(r.body));
+  }
+
+  /** The run holding the session's turn, if any. */
+  activeRun(): RunRecord | null {
+    const id = this.getMeta("active_run_id");
+    const run = id ? this.getRun(id) : null;
+    return run && ACTIVE_STATUSES.includes(run.status) ? run : null;
+  }
+
+  nextMessageIndex(): number {
+    const row = this.sql.exec<{ n: number | null }>("SELECT MAX(idx) AS n FROM messages").one();
+    return row.n === null ? 0 : row.n + 1;
+  }
+
+  appendMessage(message: StoredMessage): void {
+    this.sql.exec(
+      "INSERT INTO messages (idx, run_id, role, content, created_at) VALUES (?, ?, ?, ?, ?)",
+      message.index,
+      message.run_id,
+      message.role,
+      JSON.stringify(message.content),
+      message.created_at,
+    );
+  }
+
+  messages(untilIndex = Number.MAX_SAFE_INTEGER): StoredMessage[] {
+    return this.sql
+      .exec<{ idx: number; run_id: string; role: string; content: string; created_at: string }>(
+        "SELECT idx, run_id, role, content, created_at FROM messages WHERE idx <= ? ORDER BY idx",
+        untilIndex,
+      )
+      .toArray()
+      .map((r) => ({
+        index: r.idx,
+        run_id: r.run_id,
+        role: r.role as Role,
+        content: JSON.parse(r.content) as Block[],
+        created_at: r.created_at,
+      }));
+  }
+
+  getToolResult(toolCallId: string): LedgerEntry | null {
+    const row = this.sql
+      .exec<{ tool_call_id: string; run_id: string; output: string; is_error: number }>(
+        "SELECT tool_call_id, run_id, output, is_error FROM tool_results WHERE tool_call_id = ?",
+        toolCallId,
+      )
+      .toArray()[0];
+    return row ? { ...row, is_error: row.is_error === 1 } : null;
+  }
+
+  /** Records a tool result once; a second result for the same call is ignored. */
+  recordToolResult(entry: LedgerEntry): void {
+    this.sql.exec(
+      "INSERT OR IGNORE INTO tool_results (tool_call_id, run_id, output, is_error) VALUES (?, ?, ?, ?)",
+      entry.tool_call_id,
+      entry.run_id,
+      entry.output,
+      entry.is_error ? 1 : 0,
+    );
+  }
+
+  enqueueMirror(statements: MirrorStatement[]): void {
+    if (statements.length > 0) this.sql.exec("INSERT INTO outbox (statements) VALUES (?)", JSON.stringify(statements));
+  }
+
+  outbox(): { id: number; statements: MirrorStatement[] }[] {
+    return this.sql
+      .exec<{ id: number; statements: string }>("SELECT id, statements FROM outbox ORDER BY id")
+      .toArray()
+      .map((r) => ({ id: r.id, statements: JSON.parse(r.statements) as MirrorStatement[] }));
+  }
+
+  removeFromOutbox(ids: number[]): void {
+    for (const id of ids) this.sql.exec("DELETE FROM outbox WHERE id = ?", id);
+  }
+
+  clearOutbox(): void {
+    this.sql.exec("DELETE FROM outbox");
+  }
+
+  setTimer(name: string, dueAt: number | null): void {
+    if (dueAt === null) this.sql.exec("DELETE FROM timers WHERE name = ?", name);
+    else this.sql.exec("INSERT INTO timers (name, due_at) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET due_at = excluded.due_at", name, dueAt);
+  }
+
+  timers(): { name: string; due_at: number }[] {
+    return this.sql.exec<{ name: string; due_at: number }>("SELECT name, due_at FROM timers ORDER BY due_at").toArray();
+  }
+}
+
+/** Run bodies are written only by this module from a RunRecord. */
+function parseRun(body: string): RunRecord {
+  return JSON.parse(body) as RunRecord;
+}

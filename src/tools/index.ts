@@ -1,0 +1,53 @@
+import type { Agent, Tool } from "../agents";
+import type { ToolCallBlock } from "../core/messages";
+import type { ToolSpec } from "../providers/types";
+import { builtinSpecs, runBuiltin } from "./builtin";
+import { toolError, type ToolOutcome } from "./outcome";
+import { callWebhook } from "./webhook";
+
+export type { ToolOutcome } from "./outcome";
+
+/** The tools of an agent as the model sees them. */
+export function toolSpecs(agent: Agent): ToolSpec[] {
+  return agent.tools.map((tool) =>
+    tool.type === "builtin"
+      ? { name: tool.name, ...builtinSpecs[tool.name] }
+      : { name: tool.name, description: tool.description, parameters: tool.parameters },
+  );
+}
+
+export const findTool = (agent: Agent, name: string): Tool | undefined => agent.tools.find((t) => t.name === name);
+
+export type ToolContext = {
+  agent: Agent;
+  run_id: string;
+  session_id: string;
+  webhookSecret: string | undefined;
+  environment: string | undefined;
+};
+
+/** Executes a server-side tool call (webhook or builtin). Client tools pause the run instead. */
+export async function executeTool(call: ToolCallBlock, context: ToolContext): Promise<ToolOutcome> {
+  const tool = findTool(context.agent, call.name);
+  if (!tool) return toolError(`Unknown tool: ${call.name}`);
+  switch (tool.type) {
+    case "webhook":
+      return callWebhook(
+        {
+          url: tool.url,
+          timeout_ms: tool.timeout_ms,
+          tool_call_id: call.tool_call_id,
+          name: call.name,
+          arguments: call.arguments,
+          run_id: context.run_id,
+          session_id: context.session_id,
+        },
+        context.webhookSecret,
+        context.environment,
+      );
+    case "builtin":
+      return runBuiltin(tool.name, call.arguments, { metadata: context.agent.metadata, environment: context.environment });
+    case "client":
+      return toolError(`Tool ${call.name} is answered by the client`);
+  }
+}

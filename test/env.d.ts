@@ -1,0 +1,20 @@
+import type { D1Migration } from "cloudflare:test";
+import type { Env as AgentryEnv } from "../src/env";
+
+declare global {
+  namespace Cloudflare {
+    interface Env extends AgentryEnv {
+      TEST_MIGRATIONS: D1Migration[];
+      /** The offline model served over loopback HTTP by the global setup. */
+      MOCK_MODEL_URL: string;
+      /** The test tool server (webhook receiver) of the global setup. */
+      TOOL_SERVER_URL: string;
+      /** A rate limiter with a small limit, for test/rate-limit.test.ts only (vitest.config.ts). */
+      TEST_RATE_LIMITER: RateLimit;
+    }
+    interface GlobalProps {
+      /** Types `exports.default` of "cloudflare:workers" as the Worker's entry. */
+      mainModule: typeof import("../src/index");
+    }
+  }
+}

@@ -1,0 +1,54 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import type { TestProject } from "vitest/node";
+import { startToolServer } from "./tool-server";
+
+/** Serves a web-standard fetch handler on 127.0.0.1 over Node's http module. */
+export async function serveFetch(handler: (request: Request) => Promise<Response>): Promise<Server> {
+  const server = createServer((req, res) => void forward(handler, req, res));
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return server;
+}
+
+async function forward(
+  handler: (request: Request) => Promise<Response>,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  const abort = new AbortController();
+  res.on("close", () => abort.abort());
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (typeof value === "string") headers.set(name, value);
+  }
+  const body = chunks.length > 0 ? Buffer.concat(chunks) : undefined;
+  try {
+    const response = await handler(
+      new Request(`http://${req.headers.host}${req.url}`, { method: req.method, headers, body, signal: abort.signal }),
+    );
+    res.writeHead(response.status, Object.fromEntries(response.headers));
+    if (response.body) {
+      for await (const chunk of response.body) res.write(chunk);
+    }
+    res.end();
+  } catch {
+    res.destroy();
+  }
+}
+
+const urlOf = (server: Server) => `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+export default async function setup(project: TestProject) {
+  const { handleMockModel } = await import("../../src/mock-model/index");
+  const mockModel = await serveFetch(handleMockModel);
+  const toolServer = await startToolServer(serveFetch);
+  project.provide("mockModelUrl", urlOf(mockModel));
+  project.provide("toolServerUrl", urlOf(toolServer));
+  return async () => {
+    mockModel.closeAllConnections();
+    toolServer.closeAllConnections();
+    await Promise.all([mockModel, toolServer].map((s) => new Promise((r) => s.close(r))));
+  };
+}

@@ -1,0 +1,8 @@
+export {};
+
+declare module "vitest" {
+  export interface ProvidedContext {
+    mockModelUrl: string;
+    toolServerUrl: string;
+  }
+}

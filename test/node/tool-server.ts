@@ -1,0 +1,56 @@
+import { createHmac } from "node:crypto";
+import type { Server } from "node:http";
+
+/** The webhook secret the test Worker signs with (vitest.config.ts). */
+const WEBHOOK_SECRET = "test-webhook-secret";
+
+type RecordedCall = {
+  body: unknown;
+  idempotency_key: string | null;
+  signature_valid: boolean;
+  timestamp: string | null;
+};
+
+/**
+ * A webhook receiver for tool tests. Each test uses its own `bucket` in the path:
+ *   POST /echo/<bucket>        → 200 `{ "echo": <arguments> }`
+ *   POST /fail/<bucket>        → 500 "tool exploded"
+ *   POST /slow/<bucket>?ms=N   → waits N ms, then 200 "slow done"
+ *   GET  /calls/<bucket>       → the calls the bucket received, in order
+ */
+export async function startToolServer(
+  serve: (handler: (request: Request) => Promise<Response>) => Promise<Server>,
+): Promise<Server> {
+  const calls = new Map<string, RecordedCall[]>();
+  return serve(async (request) => {
+    const url = new URL(request.url);
+    const [, action, bucket = ""] = url.pathname.split("/");
+    if (request.method === "GET" && action === "calls") {
+      return Response.json(calls.get(bucket) ?? []);
+    }
+    const raw = await request.text();
+    const timestamp = request.headers.get("x-agentry-timestamp");
+    const expected = "sha256=" + createHmac("sha256", WEBHOOK_SECRET).update(`${timestamp}.${raw}`).digest("hex");
+    let body: unknown = raw;
+    try {
+      body = JSON.parse(raw);
+    } catch {
+      // recorded as text
+    }
+    const list = calls.get(bucket) ?? [];
+    list.push({
+      body,
+      idempotency_key: request.headers.get("idempotency-key"),
+      signature_valid: request.headers.get("x-agentry-signature") === expected,
+      timestamp,
+    });
+    calls.set(bucket, list);
+    if (action === "fail") return new Response("tool exploded", { status: 500 });
+    if (action === "slow") {
+      await new Promise((r) => setTimeout(r, Number(url.searchParams.get("ms") ?? "1000")));
+      return new Response("slow done");
+    }
+    const args = typeof body === "object" && body !== null && "arguments" in body ? body.arguments : null;
+    return Response.json({ echo: args });
+  });
+}

@@ -1,0 +1,61 @@
+import { evictDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { api, createAgent } from "./support/http";
+import { postRun, runTurn, transcriptOf, type Run } from "./support/runs";
+
+const stubOf = (sessionId: string) => env.SESSION.get(env.SESSION.idFromName(`default/${sessionId}`));
+
+describe("the turn lock", () => {
+  it("accepts exactly one of 20 concurrent turns, answers 409 to the rest, then takes the next turn", async () => {
+    const agent = await createAgent();
+    const sessionId = `lock-${crypto.randomUUID()}`;
+    const responses = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => postRun(agent.id, { input: `[[slow 300]] turn ${i}`, session_id: sessionId })),
+    );
+    const accepted = responses.filter((r) => r.status === 200);
+    const refused = responses.filter((r) => r.status === 409);
+    expect(accepted).toHaveLength(1);
+    expect(refused).toHaveLength(19);
+    const winner = await accepted[0]!.json<Run>();
+    expect(winner.status).toBe("completed");
+    for (const response of refused) {
+      expect(response.headers.get("retry-after")).toBe("1");
+      const body = await response.json<{ error: { type: string; details: Record<string, unknown> } }>();
+      expect(body.error.type).toBe("session_busy");
+      expect(body.error.details).toEqual({ session_id: sessionId, active_run_id: winner.id, active_status: "running" });
+    }
+    // Nothing of the refused turns was stored: one run, its two messages.
+    const runs = await (await api(`/v1/agents/${agent.id}/runs?session_id=${sessionId}`)).json<{ data: Run[] }>();
+    expect(runs.data.map((r) => r.id)).toEqual([winner.id]);
+    expect(await transcriptOf(sessionId)).toHaveLength(2);
+
+    const next = await runTurn(agent.id, { input: "after", session_id: sessionId });
+    expect(next.status).toBe("completed");
+    expect(await transcriptOf(sessionId)).toHaveLength(4);
+  });
+
+  it("holds the session while a run is paused, across an eviction of the object", async () => {
+    const agent = await createAgent({ tools: [{ type: "client", name: "ask_user", parameters: { type: "object", properties: {} } }] });
+    const sessionId = `paused-${crypto.randomUUID()}`;
+    const paused = await runTurn(agent.id, { input: "[[tool ask_user {}]] hi", session_id: sessionId });
+    expect(paused.status).toBe("paused");
+    await evictDurableObject(stubOf(sessionId));
+
+    const busy = await postRun(agent.id, { input: "again", session_id: sessionId });
+    expect(busy.status).toBe(409);
+    const body = await busy.json<{ error: { details: Record<string, unknown> } }>();
+    expect(body.error.details).toMatchObject({ active_run_id: paused.id, active_status: "paused" });
+    const session = await (await api(`/v1/sessions/${sessionId}`)).json<{ active_run_id: string }>();
+    expect(session.active_run_id).toBe(paused.id);
+  });
+
+  it("frees the session for the next turn as soon as a run has ended in error", async () => {
+    const agent = await createAgent();
+    const sessionId = `err-${crypto.randomUUID()}`;
+    const failed = await runTurn(agent.id, { input: "[[fail 500 x1]]", session_id: sessionId });
+    expect(failed.status).toBe("error");
+    expect(failed.error).toMatchObject({ type: "provider_error", status: 500 });
+    expect((await runTurn(agent.id, { input: "ok", session_id: sessionId })).status).toBe("completed");
+  });
+});

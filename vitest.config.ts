@@ -1,0 +1,33 @@
+import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
+import { defineConfig } from "vitest/config";
+
+export default defineConfig({
+  plugins: [
+    cloudflareTest(async ({ inject }) => ({
+      wrangler: { configPath: "./wrangler.toml" },
+      miniflare: {
+        bindings: {
+          ENVIRONMENT: "development",
+          ADMIN_TOKEN: "test-admin-token",
+          WEBHOOK_SECRET: "test-webhook-secret",
+          TEST_MIGRATIONS: await readD1Migrations("./migrations"),
+          MOCK_MODEL_URL: inject<string>("mockModelUrl"),
+          TOOL_SERVER_URL: inject<string>("toolServerUrl"),
+        },
+        ratelimits: {
+          // Test files share the admin token's counter: keep them far from any limit.
+          RATE_LIMITER: { namespace_id: "1001", simple: { limit: 1_000_000, period: 10 } },
+          // Only test/rate-limit.test.ts uses this one, with its own tenant tokens.
+          TEST_RATE_LIMITER: { namespace_id: "1002", simple: { limit: 5, period: 10 } },
+        },
+      },
+    })),
+  ],
+  test: {
+    globalSetup: ["./test/node/global-setup.ts"],
+    setupFiles: ["./test/apply-migrations.ts"],
+    testTimeout: 20_000,
+    // Structured log lines of passing tests are noise; a failing test shows its own.
+    silent: "passed-only",
+  },
+});
