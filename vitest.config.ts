@@ -10,6 +10,9 @@ export default defineConfig({
           ENVIRONMENT: "development",
           ADMIN_TOKEN: "test-admin-token",
           WEBHOOK_SECRET: "test-webhook-secret",
+          // Fake keys: the offline model accepts any key; tests check that none ever leaks.
+          ANTHROPIC_API_KEY: "sk-ant-test-secret-0123456789",
+          OPENAI_API_KEY: "sk-openai-test-secret-0123456789",
           TEST_MIGRATIONS: await readD1Migrations("./migrations"),
           MOCK_MODEL_URL: inject<string>("mockModelUrl"),
           TOOL_SERVER_URL: inject<string>("toolServerUrl"),

@@ -289,6 +289,27 @@ describe("offline model: Anthropic Messages", () => {
     expect(repaired.content[0]?.type === "text" && JSON.parse(repaired.content[0].text)).toMatchObject({ city: "sample" });
   });
 
+  it("calls the tools first and answers the schema's JSON after their results", async () => {
+    const { anthropic } = client();
+    const output_config = { format: { type: "json_schema" as const, schema } };
+    const messages = ask("[[tool lookup]]");
+    const call = await anthropic.messages.create({ ...base, output_config, messages });
+    const block = call.content[0];
+    if (block?.type !== "tool_use") throw new Error("expected a tool_use block");
+    messages.push(
+      { role: "assistant", content: call.content },
+      { role: "user", content: [{ type: "tool_result", tool_use_id: block.id, content: "found" }] },
+    );
+    const final = await anthropic.messages.create({ ...base, output_config, messages });
+    expect(final.content[0]?.type === "text" && JSON.parse(final.content[0].text)).toEqual({
+      city: "sample",
+      temperature: 1,
+      tags: ["sample"],
+    });
+    const plain = await anthropic.messages.create({ ...base, messages: ask("[[json]]") });
+    expect(plain.content[0]?.type === "text" && plain.content[0].text).toBe("{}");
+  });
+
   it("reports deterministic usage, with cache reads excluded from input_tokens", async () => {
     const { anthropic, bodies } = client();
     const plain = await anthropic.messages.create({ ...base, messages: ask("hi") });

@@ -84,6 +84,7 @@ describe("offline model: OpenAI Chat Completions", () => {
       const answer = await openai.chat.completions.stream({ model, messages }).finalChatCompletion();
       const choice = answer.choices[0];
       expect(choice?.finish_reason).toBe("tool_calls");
+      expect(choice?.message.tool_calls).toHaveLength(1);
       const call = choice?.message.tool_calls?.[0];
       if (call?.type !== "function") throw new Error("expected a function tool call");
       expect(call.id).toMatch(/^call_/);

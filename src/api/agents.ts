@@ -82,7 +82,7 @@ const deleteAgentRoute = createRoute({
 /** What the schema cannot check (outbound URLs, size), then fields not built yet: both are 400. */
 function assertAcceptable(definition: AgentDefinition, environment: string | undefined): void {
   const problems = definitionProblems(definition, environment);
-  if (problems.length > 0) throw invalidFields(problems);
+  if (problems.length > 0) throw invalidFields(problems, problems.map((p) => `${p.path} ${p.message}`).join("; "));
   const [unbuilt] = unbuiltFields(definition);
   if (unbuilt) throw notSupportedYet(unbuilt.path, unbuilt.field);
 }

@@ -51,7 +51,12 @@ function toAnthropicBlock(block: Block): ContentBlockParam[] {
       return block.text ? [{ type: "text", text: block.text }] : [];
     case "tool_call":
       return [
-        { type: "tool_use", id: wireToolCallId(block.tool_call_id), name: block.name, input: toolArgumentsObject(block.arguments) },
+        {
+          type: "tool_use",
+          id: wireToolCallId(block.tool_call_id),
+          name: block.name,
+          input: toolArgumentsObject(block.arguments),
+        },
       ];
     case "tool_result":
       return [

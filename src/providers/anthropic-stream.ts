@@ -41,7 +41,9 @@ export class MessageAccumulator {
       case "message_delta":
         this.#stopReason = event.delta.stop_reason ?? this.#stopReason;
         this.#usage = { ...this.#usage, ...pick(event.usage) };
-        if (event.usage.output_tokens_details) this.#usage.thinking_tokens = event.usage.output_tokens_details.thinking_tokens;
+        if (event.usage.output_tokens_details) {
+          this.#usage.thinking_tokens = event.usage.output_tokens_details.thinking_tokens;
+        }
         return;
       case "message_stop":
         this.stopped = true;
@@ -51,11 +53,9 @@ export class MessageAccumulator {
     }
   }
 
-  #start(index: number, block: Extract<RawMessageStreamEvent, { type: "content_block_start" }>["content_block"]): void {
-    if (block.type === "text") this.#parts.set(index, { kind: "text", text: block.text });
-    else if (block.type === "thinking") this.#parts.set(index, { kind: "thinking", text: block.thinking, signature: block.signature });
-    else if (block.type === "redacted_thinking") this.#parts.set(index, { kind: "redacted", data: block.data });
-    else if (block.type === "tool_use") this.#parts.set(index, { kind: "tool", id: block.id, name: block.name, json: "", input: block.input });
+  #start(index: number, block: StartBlock): void {
+    const part = partOf(block);
+    if (part) this.#parts.set(index, part);
   }
 
   #delta(index: number, delta: Extract<RawMessageStreamEvent, { type: "content_block_delta" }>["delta"]): void {
@@ -79,6 +79,23 @@ export class MessageAccumulator {
     const content = [...this.#parts.entries()].sort(([a], [b]) => a - b).flatMap(([, part]) => toBlock(part));
     const hasToolCall = content.some((b) => b.type === "tool_call");
     return { content, usage: normalizeUsage(this.#usage), stop_reason: stopReason(this.#stopReason, hasToolCall) };
+  }
+}
+
+type StartBlock = Extract<RawMessageStreamEvent, { type: "content_block_start" }>["content_block"];
+
+function partOf(block: StartBlock): Part | null {
+  switch (block.type) {
+    case "text":
+      return { kind: "text", text: block.text };
+    case "thinking":
+      return { kind: "thinking", text: block.thinking, signature: block.signature };
+    case "redacted_thinking":
+      return { kind: "redacted", data: block.data };
+    case "tool_use":
+      return { kind: "tool", id: block.id, name: block.name, json: "", input: block.input };
+    default:
+      return null;
   }
 }
 

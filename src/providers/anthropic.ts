@@ -14,7 +14,14 @@ export class AnthropicProvider implements ModelProvider {
 
   constructor(config: SdkClientConfig) {
     this.#apiKey = config.apiKey;
-    this.#client = new Anthropic({ apiKey: config.apiKey, baseURL: config.baseURL, fetch: config.fetch, maxRetries: 0, webhookKey: null });
+    // Every option explicit, so the SDK reads nothing from `process.env`; retries are Agentry's.
+    this.#client = new Anthropic({
+      apiKey: config.apiKey,
+      baseURL: config.baseURL,
+      fetch: config.fetch,
+      maxRetries: 0,
+      webhookKey: null,
+    });
   }
 
   async call(request: ModelRequest, options: ModelCallOptions): Promise<ModelResponse> {
@@ -27,7 +34,9 @@ export class AnthropicProvider implements ModelProvider {
           messages: toAnthropicMessages(request.messages),
           ...(request.instructions ? { system: toAnthropicSystem(request.instructions) } : {}),
           ...(request.tools.length > 0 ? { tools: toAnthropicTools(request.tools) } : {}),
-          ...(request.output_schema ? { output_config: { format: { type: "json_schema", schema: request.output_schema } } } : {}),
+          ...(request.output_schema
+            ? { output_config: { format: { type: "json_schema", schema: request.output_schema } } }
+            : {}),
           stream: true,
         },
         requestOptions(request, options.signal),

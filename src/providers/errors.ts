@@ -61,7 +61,10 @@ const QUOTA = row("quota_exceeded", false, "quota or credit exhausted");
 const CONTEXT = row("context_window_exceeded", false, "context window exceeded");
 const OVERLOADED = row("overloaded", true, "overloaded");
 
-/** Body error types (Anthropic `error.type`, OpenAI `error.type` / `code`) of errors that carry no status, as in a mid-stream `error` event. */
+/**
+ * Body error types (Anthropic `error.type`, OpenAI `error.type` / `code`) of errors that
+ * carry no status, as in a mid-stream `error` event.
+ */
 const BODY_TYPE_TABLE: ReadonlyMap<string, Row> = new Map([
   ["invalid_request_error", row("provider_error", false, "bad request")],
   ["authentication_error", row("auth_error", false, "authentication failed")],
@@ -89,7 +92,7 @@ const QUOTA_CODES = new Set([
 // Not "billing": OpenAI rate-limit messages link to the billing page.
 const QUOTA_TEXT = /credit balance|insufficient.?quota|exceeded your current quota|spend(ing)? limit/i;
 const CONTEXT_CODES = new Set(["context_length_exceeded", "context_window_exceeded"]);
-const CONTEXT_TEXT = /prompt is too long|context.?(window|length)|maximum context|too many tokens/i;
+const CONTEXT_TEXT = /prompt is too long|context.?(window|length)|maximum context/i;
 
 type Details = { status: number | null; kinds: string[]; message: string; headers: Headers | undefined };
 
@@ -130,9 +133,9 @@ function chooseRow({ status, kinds, message }: Details): Row {
   }
   if (status === 529 || kinds.includes("overloaded_error")) return OVERLOADED;
   if (status !== null) {
-    return STATUS_TABLE.get(status) ?? (status >= 500 && status !== 501 && status !== 505
-      ? row("provider_error", true, "provider error")
-      : row("provider_error", false, "provider error"));
+    // Unlisted statuses: other 5xx are transient (520–524 from proxies), 501 / 505 and other 4xx are not.
+    const transient = status >= 500 && status !== 501 && status !== 505;
+    return STATUS_TABLE.get(status) ?? row("provider_error", transient, "provider error");
   }
   for (const kind of kinds) {
     const found = BODY_TYPE_TABLE.get(kind);
@@ -141,11 +144,12 @@ function chooseRow({ status, kinds, message }: Details): Row {
   return row("provider_error", false, "provider error");
 }
 
-/** Reads status, error type / code and message from either SDK's `APIError` (Anthropic keeps the whole body, OpenAI its `error` object). */
+/** Status, error types / codes and message of either SDK's `APIError` (Anthropic keeps the whole body, OpenAI its `error`). */
 function readDetails(error: Anthropic.APIError | OpenAI.APIError): Details {
-  const outer = asRecord(error.error);
-  const inner = asRecord(outer?.["error"]) ?? outer;
-  const detailsCode = asRecord(inner?.["details"])?.["error_code"];
+  const outer = isRecord(error.error) ? error.error : null;
+  const inner = isRecord(outer?.["error"]) ? outer["error"] : outer;
+  const details = inner?.["details"];
+  const detailsCode = isRecord(details) ? details["error_code"] : undefined;
   const kinds = [inner?.["type"], inner?.["code"], detailsCode, error.type].filter(
     (k): k is string => typeof k === "string" && k.length > 0,
   );
@@ -153,8 +157,8 @@ function readDetails(error: Anthropic.APIError | OpenAI.APIError): Details {
   return { status: typeof error.status === "number" ? error.status : null, kinds, message, headers: error.headers };
 }
 
-function asRecord(value: unknown): Record<string, unknown> | null {
-  return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : null;
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 const KEY_SHAPES = /\b(sk-[A-Za-z0-9_*.-]{4,}|Bearer\s+\S+|[A-Za-z0-9_-]{32,})/g;

@@ -77,7 +77,8 @@ const WIRING: Record<ProviderName, Wiring> = {
 export function createProvider(config: ProviderConfig, env: ProviderEnv): ModelProvider {
   const name: ProviderName = config.provider === "mock" ? "anthropic" : config.provider;
   const wiring = WIRING[name];
-  const baseUrl = (config.provider === "mock" ? MOCK_BASE_URL : config.base_url) || wiring.baseUrl(env) || wiring.defaultBase;
+  const agentBase = config.provider === "mock" ? MOCK_BASE_URL : config.base_url;
+  const baseUrl = agentBase || wiring.baseUrl(env) || wiring.defaultBase;
   if (baseUrl === MOCK_BASE_URL) {
     return wiring.build({ apiKey: "mock-key", baseURL: wiring.mockBase, fetch: inProcessFetch(handleMockModel) });
   }

@@ -14,7 +14,11 @@ const CHAT_ID_LENGTH = 40;
 export function toChatTools(tools: ToolSpec[]): ChatCompletionFunctionTool[] {
   return tools.map((tool) => ({
     type: "function",
-    function: { name: tool.name, ...(tool.description ? { description: tool.description } : {}), parameters: tool.parameters },
+    function: {
+      name: tool.name,
+      ...(tool.description ? { description: tool.description } : {}),
+      parameters: tool.parameters,
+    },
   }));
 }
 

@@ -1,7 +1,8 @@
-import OpenAI from "openai";
+import type OpenAI from "openai";
 import type { ChatCompletionChunk } from "openai/resources/chat/completions";
 import { callError, firstTokenClock, guardStream, requestOptions } from "./call-support";
 import { ModelCallAbortedError, streamCutError } from "./errors";
+import { createOpenAIClient } from "./openai-client";
 import { toChatMessages, toChatTools } from "./openai-chat-messages";
 import { ChatAccumulator } from "./openai-chat-stream";
 import type { SdkClientConfig } from "./sdk-config";
@@ -18,16 +19,7 @@ export class OpenAIChatProvider implements ModelProvider {
 
   constructor(config: SdkClientConfig) {
     this.#apiKey = config.apiKey;
-    this.#client = new OpenAI({
-      apiKey: config.apiKey,
-      baseURL: config.baseURL,
-      fetch: config.fetch,
-      maxRetries: 0,
-      // Explicit, so the SDK reads nothing from `process.env`.
-      organization: null,
-      project: null,
-      webhookSecret: null,
-    });
+    this.#client = createOpenAIClient(config);
   }
 
   async call(request: ModelRequest, options: ModelCallOptions): Promise<ModelResponse> {
@@ -41,7 +33,12 @@ export class OpenAIChatProvider implements ModelProvider {
           ...(request.tools.length > 0 ? { tools: toChatTools(request.tools) } : {}),
           ...(request.cache_key ? { prompt_cache_key: request.cache_key } : {}),
           ...(request.output_schema
-            ? { response_format: { type: "json_schema", json_schema: { name: "output", schema: request.output_schema, strict: false } } }
+            ? {
+                response_format: {
+                  type: "json_schema",
+                  json_schema: { name: "output", schema: request.output_schema, strict: false },
+                },
+              }
             : {}),
           stream: true,
           stream_options: { include_usage: true },

@@ -54,7 +54,11 @@ export function toBlocks(item: ResponseOutputItem): Block[] {
           type: "reasoning",
           text,
           provider: "openai",
-          provider_data: { id: item.id, summary, ...(item.encrypted_content ? { encrypted_content: item.encrypted_content } : {}) },
+          provider_data: {
+            id: item.id,
+            summary,
+            ...(item.encrypted_content ? { encrypted_content: item.encrypted_content } : {}),
+          },
         },
       ];
     }

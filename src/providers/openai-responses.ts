@@ -2,6 +2,7 @@ import OpenAI from "openai";
 import type { Response, ResponseOutputItem, ResponseStreamEvent } from "openai/resources/responses/responses";
 import { callError, firstTokenClock, guardStream, requestOptions } from "./call-support";
 import { ModelCallAbortedError, streamCutError } from "./errors";
+import { createOpenAIClient } from "./openai-client";
 import { toResponsesInput, toResponsesTools } from "./openai-responses-input";
 import { deltaOf, normalizeUsage, stopReason, toBlocks } from "./openai-responses-output";
 import type { SdkClientConfig } from "./sdk-config";
@@ -15,16 +16,7 @@ export class OpenAIResponsesProvider implements ModelProvider {
 
   constructor(config: SdkClientConfig) {
     this.#apiKey = config.apiKey;
-    this.#client = new OpenAI({
-      apiKey: config.apiKey,
-      baseURL: config.baseURL,
-      fetch: config.fetch,
-      maxRetries: 0,
-      // Explicit, so the SDK reads nothing from `process.env`.
-      organization: null,
-      project: null,
-      webhookSecret: null,
-    });
+    this.#client = createOpenAIClient(config);
   }
 
   async call(request: ModelRequest, options: ModelCallOptions): Promise<ModelResponse> {
@@ -63,8 +55,10 @@ export class OpenAIResponsesProvider implements ModelProvider {
       }
       if (options.signal?.aborted) throw new ModelCallAbortedError();
       if (!final) throw streamCutError();
-      const output = final.output.length > 0 ? final.output : [...done.entries()].sort(([a], [b]) => a - b).map(([, i]) => i);
-      const content = output.flatMap(toBlocks);
+      // `response.completed` carries the whole output; the items seen one by one are the fallback.
+      const seen = [...done.entries()].sort(([a], [b]) => a - b).map(([, item]) => item);
+      const items = final.output.length > 0 ? final.output : seen;
+      const content = items.flatMap(toBlocks);
       return {
         content,
         usage: normalizeUsage(final.usage),

@@ -1,0 +1,15 @@
+import OpenAI from "openai";
+import type { SdkClientConfig } from "./sdk-config";
+
+/** An `openai` client with the SDK's retries off and nothing read from `process.env`. */
+export function createOpenAIClient(config: SdkClientConfig): OpenAI {
+  return new OpenAI({
+    apiKey: config.apiKey,
+    baseURL: config.baseURL,
+    fetch: config.fetch,
+    maxRetries: 0,
+    organization: null,
+    project: null,
+    webhookSecret: null,
+  });
+}

@@ -1,0 +1,95 @@
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { api, createAgent } from "./support/http";
+import { runTurn } from "./support/runs";
+
+type ErrorBody = { error: { type: string; message: string; details: { fields?: { path: string; message: string }[] } } };
+
+const tableCounts = async () => {
+  const rows = await env.DB.batch(["sessions", "runs", "messages"].map((t) => env.DB.prepare(`SELECT COUNT(*) AS n FROM ${t}`)));
+  return rows.map((r) => (r.results[0] as { n: number }).n);
+};
+
+async function expectRejected(response: Response, status: number, path?: string) {
+  expect(response.status).toBe(status);
+  expect(response.headers.get("content-type")).toContain("application/json");
+  const body = await response.json<ErrorBody>();
+  expect(body.error.type).toBe(status === 400 ? "invalid_request" : status === 413 ? "payload_too_large" : body.error.type);
+  if (path) expect(body.error.details.fields?.map((f) => f.path)).toContain(path);
+  expect(JSON.stringify(body)).not.toMatch(/at .*\.ts:\d+/);
+  return body;
+}
+
+describe("bad input on the runs and sessions routes", () => {
+  it("answers 4xx JSON naming the field, and stores nothing", async () => {
+    const agent = await createAgent({ tools: [{ type: "client", name: "ask", parameters: { type: "object", properties: {} } }] });
+    const paused = await runTurn(agent.id, { input: "[[tool ask {}]]" });
+    const before = await tableCounts();
+    const runs = `/v1/agents/${agent.id}/runs`;
+    const cases: [string, RequestInit & { body?: unknown }, number, string?][] = [
+      [runs, { body: {} }, 400, "input"],
+      [runs, { body: { input: 42 } }, 400, "input"],
+      [runs, { body: { input: [] } }, 400, "input"],
+      [runs, { body: { input: "hi", sesion_id: "typo" } }, 400, "sesion_id"],
+      [runs, { body: { input: "hi", session_id: "has/slash" } }, 400, "session_id"],
+      [runs, { body: { input: "hi", stream: "yes" } }, 400, "stream"],
+      [runs, { body: { input: [{ type: "text" }] } }, 400],
+      [runs, { body: { input: [{ type: "image", media_type: "image/png", data: "AAAA" }] } }, 400, "input.0"],
+      [runs, { body: { input: "hi", background: true } }, 400, "background"],
+      [runs, { body: { input: "hi", output_schema: { type: "object" } } }, 400, "output_schema"],
+      [runs, { body: { input: "hi" }, headers: { "idempotency-key": "k1" } }, 400, "headers.idempotency-key"],
+      [runs, { body: "{not json", headers: { "content-type": "application/json" } }, 400],
+      [runs, { body: "input=hi", headers: { "content-type": "application/x-www-form-urlencoded" } }, 400, "content-type"],
+      [runs, { body: { input: "x".repeat(1_000_001) } }, 413],
+      [`${runs}?limit=0`, {}, 400, "query.limit"],
+      [`${runs}?limit=101`, {}, 400, "query.limit"],
+      [`${runs}?status=done`, {}, 400, "query.status"],
+      [`${runs}?cursor=garbage`, {}, 400, "query.cursor"],
+      [`${runs}?wait=5`, {}, 400],
+      [`${runs}/${paused.id}/continue`, { body: { tool_results: "x" } }, 400, "tool_results"],
+      [`${runs}/${paused.id}/continue`, { body: { tool_results: [{ tool_call_id: "x" }] } }, 400, "tool_results.0.output"],
+      [`${runs}/${paused.id}/continue`, { body: { fork: true } }, 400, "fork"],
+      [`${runs}/${paused.id}/continue`, { body: { input: "more" } }, 400, "input"],
+      [`${runs}/${paused.id}/continue`, { body: { continue_from: "last_user" } }, 400, "continue_from"],
+      [`${runs}/${paused.id}/continue`, { body: { tool_results: [], extra: 1 } }, 400, "extra"],
+      [`/v1/sessions?limit=abc`, {}, 400, "query.limit"],
+      [`/v1/sessions/${paused.session_id}/transcript?run_id=a/b`, {}, 400],
+      [`/v1/sessions/${paused.session_id}/transcript?foo=1`, {}, 400, "query.foo"],
+    ];
+    for (const [path, init, status, field] of cases) {
+      const method = init.method ?? (init.body === undefined ? "GET" : "POST");
+      await expectRejected(await api(path, { ...init, method }), status, field);
+    }
+    expect(await tableCounts()).toEqual(before);
+    const run = await (await api(`${runs}/${paused.id}`)).json<{ status: string }>();
+    expect(run.status).toBe("paused");
+  });
+
+  it("answers 404 JSON for unknown agents, runs and routes", async () => {
+    const agent = await createAgent();
+    await expectRejected(await api(`/v1/agents/nope/runs`, { body: { input: "hi" } }), 404);
+    await expectRejected(await api(`/v1/agents/${agent.id}/runs/run_nope`), 404);
+    await expectRejected(await api(`/v1/agents/${agent.id}/runs/run_nope/cancel`, { method: "POST" }), 404);
+    await expectRejected(await api(`/v1/sessions/ses_nope`), 404);
+    await expectRejected(await api(`/v1/no/such/route`), 404);
+  });
+
+  it("answers 501 for the routes of API.md that are not built yet", async () => {
+    const agent = await createAgent();
+    const run = await runTurn(agent.id, { input: "hi" });
+    for (const path of [`/v1/agents/${agent.id}/runs/${run.id}/events`, `/v1/agents/${agent.id}/runs/${run.id}/checkpoints`, `/v1/sessions/${run.session_id}/ws`]) {
+      const response = await api(path);
+      expect(response.status, path).toBe(501);
+    }
+    expect((await api(`/v1/sessions/${run.session_id}/compact`, { method: "POST" })).status).toBe(501);
+  });
+
+  it("does not continue a finished run in place", async () => {
+    const agent = await createAgent();
+    const run = await runTurn(agent.id, { input: "hi" });
+    const continued = await api(`/v1/agents/${agent.id}/runs/${run.id}/continue`, { body: {} });
+    expect(continued.status).toBe(400);
+    expect((await continued.json<ErrorBody>()).error.message).toMatch(/not supported yet/);
+    expect(await (await api(`/v1/agents/${agent.id}/runs/${run.id}`)).json()).toEqual(run);
+  });
+});
