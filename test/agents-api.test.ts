@@ -10,6 +10,10 @@ import type { ApiInit } from "./support/http";
 type Page<T> = { data: T[]; next_cursor: string | null };
 type ErrorBody = { error: { type: string; message: string; details: { fields?: { path: string; message: string }[] } } };
 
+/** API.md's list order: newest first; rows of the same millisecond by id, descending. */
+const newestFirst = <T extends { id: string; created_at: string }>(rows: T[]) =>
+  [...rows].sort((a, b) => (`${b.created_at} ${b.id}` < `${a.created_at} ${a.id}` ? -1 : 1));
+
 const uniqueId = (prefix = "agent") => `${prefix}-${crypto.randomUUID()}`;
 
 async function expectInvalid(response: Response, path: string, message?: RegExp): Promise<ErrorBody["error"]> {
@@ -216,6 +220,9 @@ describe("POST /v1/agents", () => {
     const shape = await expectInvalid(await api("/v1/agents", { body: { ...base, retries: 2, max_steps: 0 } }, token), "max_steps");
     expect(shape.message).not.toMatch(/not supported/);
     expect(await listAll(token)).toEqual([]);
+    const keyed = await api("/v1/agents", { body: base, headers: { "idempotency-key": "k1" } }, token);
+    await expectInvalid(keyed, "headers.idempotency-key", /not supported yet/);
+    expect(await listAll(token)).toEqual([]);
     const stored = await createAgent({ retries: 0, max_cost_usd: null, output_schema: null, compaction: { enabled: false } }, token);
     expect(stored).toMatchObject({ retries: 0, max_cost_usd: null, output_schema: null });
   });
@@ -240,8 +247,8 @@ describe("POST /v1/agents", () => {
 describe("GET /v1/agents", () => {
   it("lists the tenant's live agents newest first, page by page", async () => {
     const token = await createTenantToken();
-    const ids: string[] = [];
-    for (let i = 0; i < 5; i++) ids.push((await createAgent({ name: `a${i}` }, token)).id);
+    const created: Agent[] = [];
+    for (let i = 0; i < 5; i++) created.push(await createAgent({ name: `a${i}` }, token));
     const seen: string[] = [];
     let cursor: string | null = null;
     let pages = 0;
@@ -253,7 +260,7 @@ describe("GET /v1/agents", () => {
       pages++;
     } while (cursor !== null && pages < 10);
     expect(pages).toBe(3);
-    expect(seen).toEqual([...ids].reverse());
+    expect(seen).toEqual(newestFirst(created).map((a) => a.id));
     const first = await (await api("/v1/agents", {}, token)).json<Page<Agent>>();
     expect(first.data).toHaveLength(5);
     expect(first.next_cursor).toBeNull();

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { api, createAgent } from "./support/http";
+import { api, createAgent, type ApiInit } from "./support/http";
 import { runTurn } from "./support/runs";
 
 type ErrorBody = { error: { type: string; message: string; details: { fields?: { path: string; message: string }[] } } };
@@ -26,7 +26,7 @@ describe("bad input on the runs and sessions routes", () => {
     const paused = await runTurn(agent.id, { input: "[[tool ask {}]]" });
     const before = await tableCounts();
     const runs = `/v1/agents/${agent.id}/runs`;
-    const cases: [string, RequestInit & { body?: unknown }, number, string?][] = [
+    const cases: [string, ApiInit, number, string?][] = [
       [runs, { body: {} }, 400, "input"],
       [runs, { body: { input: 42 } }, 400, "input"],
       [runs, { body: { input: [] } }, 400, "input"],

@@ -5,6 +5,7 @@ import { toolsSchema } from "./tools";
 
 /** The providers an agent may name; `mock` is `anthropic` against the offline model. */
 export const PROVIDERS = ["anthropic", "openai", "openai-chat", "mock"] as const;
+/** An agent's `provider`. */
 export type Provider = (typeof PROVIDERS)[number];
 
 /** The offline model as a `base_url` (API.md, Agents). */
@@ -82,11 +83,15 @@ export const agentSchema = z.object({
   updated_at: z.string(),
 });
 
+/** A definition with defaults filled: what the `definition` column stores. */
 export type AgentDefinition = z.output<typeof agentDefinitionSchema>;
+/** A validated `POST /v1/agents` body. */
 export type AgentCreate = z.output<typeof agentCreateSchema>;
+/** A validated `PATCH` body: only the fields it changes. */
 export type AgentPatch = z.output<typeof agentPatchSchema>;
 /** A stored agent as the API shows it and runs use it (`version` is reported as `agent_version`). */
 export type Agent = { id: string } & AgentDefinition & { version: number; created_at: string; updated_at: string };
+/** An agent's `compaction` settings (defaults filled). */
 export type Compaction = z.output<typeof compactionSchema>;
 
 /** The definition part of an agent (what the `definition` column stores). */

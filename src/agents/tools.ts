@@ -50,8 +50,13 @@ export const toolsSchema = z
     });
   });
 
+/** A tool of an agent, defaults filled; switch on `type`. */
 export type Tool = z.output<typeof toolSchema>;
+/** Agentry POSTs the call to `url` (signed) and the answer is the result. */
 export type WebhookTool = z.output<typeof webhookTool>;
+/** The run pauses and the client continues it with the result. */
 export type ClientTool = z.output<typeof clientTool>;
+/** Runs inside the Worker. */
 export type BuiltinTool = z.output<typeof builtinTool>;
+/** The builtin tools' names. */
 export type BuiltinToolName = (typeof BUILTIN_TOOLS)[number];

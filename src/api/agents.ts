@@ -87,12 +87,18 @@ function assertAcceptable(definition: AgentDefinition, environment: string | und
   if (unbuilt) throw notSupportedYet(unbuilt.path, unbuilt.field);
 }
 
+/** API.md's Idempotency-Key is not built yet: 400, never a silent ignore (as on runs). */
+function refuseIdempotencyKey(request: Request): void {
+  if (request.headers.has("idempotency-key")) throw notSupportedYet("headers.idempotency-key", "The Idempotency-Key header");
+}
+
 /** A changed definition is written only if no other change landed since it was read. */
 const MAX_PATCH_ATTEMPTS = 5;
 
 /** `/v1/agents`: stored agent definitions of the caller's tenant (API.md, Agents). */
 export const agentRoutes = newRouter()
   .openapi(createAgentRoute, async (c) => {
+    refuseIdempotencyKey(c.req.raw);
     const { id, ...definition } = c.req.valid("json");
     assertAcceptable(definition, c.env.ENVIRONMENT);
     const now = nowIso();

@@ -30,6 +30,10 @@ export type ToolContext = {
 export async function executeTool(call: ToolCallBlock, context: ToolContext): Promise<ToolOutcome> {
   const tool = findTool(context.agent, call.name);
   if (!tool) return toolError(`Unknown tool: ${call.name}`);
+  // Adapters keep arguments that are not a JSON object as the raw string the model sent.
+  if (typeof call.arguments !== "object" || call.arguments === null || Array.isArray(call.arguments)) {
+    return toolError(`The arguments of ${call.name} must be a JSON object`);
+  }
   switch (tool.type) {
     case "webhook":
       return callWebhook(
