@@ -82,6 +82,7 @@ describe("bad input on the runs and sessions routes", () => {
       expect(response.status, path).toBe(501);
     }
     expect((await api(`/v1/sessions/${run.session_id}/compact`, { method: "POST" })).status).toBe(501);
+    expect((await api(`/v1/usage?from=2026-01-01&to=2026-12-31`)).status).toBe(501);
   });
 
   it("does not continue a finished run in place", async () => {

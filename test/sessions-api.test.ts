@@ -89,6 +89,20 @@ describe("cancel", () => {
     expect((await transcriptOf(sessionId)).map((m) => m.role)).toEqual(["user", "user", "assistant"]);
   });
 
+  it("refuses to continue a cancelled run in place", async () => {
+    const agent = await createAgent({ tools: [{ type: "client", name: "ask", parameters: { type: "object", properties: {} } }] });
+    const paused = await runTurn(agent.id, { input: "[[tool ask {}]]" });
+    const cancelled = await api(`/v1/agents/${agent.id}/runs/${paused.id}/cancel`, { method: "POST" });
+    expect(await cancelled.json<Run>()).toMatchObject({ status: "cancelled" });
+    const response = await api(`/v1/agents/${agent.id}/runs/${paused.id}/continue`, {
+      body: { tool_results: [{ tool_call_id: paused.required_actions[0]!.tool_call_id, output: "late" }] },
+    });
+    expect(response.status).toBe(409);
+    expect((await response.json<{ error: { type: string } }>()).error.type).toBe("run_not_continuable");
+    // The session is free again, and its next turn does not send the unanswered call.
+    expect((await runTurn(agent.id, { input: "moving on", session_id: paused.session_id })).output).toBe("You said: moving on");
+  });
+
   it("returns a finished run unchanged", async () => {
     const agent = await createAgent();
     const run = await runTurn(agent.id, { input: "done" });

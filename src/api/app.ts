@@ -11,6 +11,7 @@ import { agentRoutes } from "./agents";
 import { keyRoutes } from "./keys";
 import { runRoutes } from "./runs";
 import { sessionRoutes } from "./sessions";
+import { usageRoutes } from "./usage";
 import { docsRoutes } from "./docs";
 
 const MAX_BODY_BYTES = 25 * 1024 * 1024;
@@ -34,6 +35,7 @@ export function createApp() {
   app.route("/v1", agentRoutes);
   app.route("/v1", runRoutes);
   app.route("/v1", sessionRoutes);
+  app.route("/v1", usageRoutes);
   app.route("/", docsRoutes);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", { type: "http", scheme: "bearer" });

@@ -26,8 +26,10 @@ export function toAnthropicTools(tools: ToolSpec[]): Tool[] {
 /**
  * Neutral messages as Anthropic messages, whichever provider produced them: role "tool"
  * becomes a user message of `tool_result` blocks, ids are made valid for Anthropic, only
- * Anthropic's own signed thinking goes back (unchanged), and consecutive messages of one
- * role are merged (tool results first, as Anthropic requires).
+ * Anthropic's own signed thinking goes back (unchanged). Consecutive messages of one role
+ * are merged only where a tool result is involved (tool results first, as Anthropic
+ * requires); plain user turns stay separate messages, as the transcript has them (the API
+ * accepts consecutive user messages), so a reader can still tell the last one apart.
  */
 export function toAnthropicMessages(messages: Message[]): MessageParam[] {
   const out: MessageParam[] = [];
@@ -36,7 +38,8 @@ export function toAnthropicMessages(messages: Message[]): MessageParam[] {
     const blocks = message.content.flatMap(toAnthropicBlock);
     if (blocks.length === 0) continue;
     const last = out[out.length - 1];
-    if (last && last.role === role && Array.isArray(last.content)) {
+    const mergeable = (content: ContentBlockParam[]) => role === "assistant" || content.some((b) => b.type === "tool_result");
+    if (last && last.role === role && Array.isArray(last.content) && (mergeable(last.content) || mergeable(blocks))) {
       last.content = role === "user" ? orderToolResultsFirst([...last.content, ...blocks]) : [...last.content, ...blocks];
     } else {
       out.push({ role, content: blocks });
