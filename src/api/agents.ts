@@ -11,7 +11,7 @@ import {
 import type { Agent, AgentDefinition } from "../agents";
 import { newId, nowIso } from "../core/ids";
 import { deleteAgent, findAgent, insertAgent, listAgents, updateAgent } from "../db/agents";
-import { ApiError, fieldsOf, invalidFields, notFound, notSupportedYet } from "./errors";
+import { ApiError, fieldsOf, invalidFields, notFound, notSupportedYet, refuseIdempotencyKey } from "./errors";
 import { decodeCursor, listSchema, page, pageQuery } from "./pagination";
 import { authErrors, errorResponses } from "./responses";
 import { bearerSecurity, newRouter } from "./router";
@@ -85,11 +85,6 @@ function assertAcceptable(definition: AgentDefinition, environment: string | und
   if (problems.length > 0) throw invalidFields(problems, problems.map((p) => `${p.path} ${p.message}`).join("; "));
   const [unbuilt] = unbuiltFields(definition);
   if (unbuilt) throw notSupportedYet(unbuilt.path, unbuilt.field);
-}
-
-/** API.md's Idempotency-Key is not built yet: 400, never a silent ignore (as on runs). */
-function refuseIdempotencyKey(request: Request): void {
-  if (request.headers.has("idempotency-key")) throw notSupportedYet("headers.idempotency-key", "The Idempotency-Key header");
 }
 
 /** A changed definition is written only if no other change landed since it was read. */

@@ -3,7 +3,7 @@ import { CLIENT_ID, newId, nowIso } from "../core/ids";
 import { deleteKey, insertKey, listKeys } from "../db/keys";
 import type { KeyRow } from "../db/keys";
 import { hashToken, requireAdmin } from "./auth";
-import { ApiError, notFound, notSupportedYet } from "./errors";
+import { ApiError, notFound, refuseIdempotencyKey } from "./errors";
 import { decodeCursor, listSchema, page, pageQuery } from "./pagination";
 import { authErrors, errorResponses } from "./responses";
 import { bearerSecurity, newRouter } from "./router";
@@ -77,10 +77,7 @@ const shown = (row: KeyRow) => ({ id: row.id, tenant: row.tenant, name: row.name
 /** `/v1/keys`: tenant keys, managed by the operator's ADMIN_TOKEN only (API.md, Authentication). */
 export const keyRoutes = newRouter()
   .openapi(createKey, async (c) => {
-    // API.md's Idempotency-Key is not built yet: 400, never a silent ignore (as on runs).
-    if (c.req.header("idempotency-key") !== undefined) {
-      throw notSupportedYet("headers.idempotency-key", "The Idempotency-Key header");
-    }
+    refuseIdempotencyKey(c.req.raw);
     const { tenant, name } = c.req.valid("json");
     const key = newKeyToken();
     const row: KeyRow = { id: newId("key"), tenant, name, keyHash: await hashToken(key), createdAt: nowIso() };

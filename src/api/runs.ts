@@ -4,7 +4,7 @@ import { findAgent } from "../db/agents";
 import { findRun, listRuns } from "../db/runs";
 import { isActive, renderRun, type InputPart } from "../session/run-record";
 import type { RunAnswer } from "../session/protocol";
-import { ApiError, notFound, notSupportedYet } from "./errors";
+import { ApiError, notFound, notSupportedYet, refuseIdempotencyKey } from "./errors";
 import { decodeCursor, listSchema, page, pageQuery } from "./pagination";
 import { bearerSecurity, newRouter } from "./router";
 import { continueRunBody, createRunBody, errorSchema, runSchema } from "./run-schemas";
@@ -26,11 +26,6 @@ const runOrStream = {
   description: "The Run once it has stopped, or (stream: true) an SSE stream of its events",
   content: { "application/json": { schema: runSchema }, "text/event-stream": { schema: z.string() } },
 };
-
-/** Headers of API.md that no finished issue has built yet answer 400, never a silent ignore. */
-function refuseUnbuiltHeaders(request: Request): void {
-  if (request.headers.has("idempotency-key")) throw notSupportedYet("headers.idempotency-key", "The Idempotency-Key header");
-}
 
 function normalizeInput(input: z.infer<typeof createRunBody>["input"]): InputPart[] {
   const parts = typeof input === "string" ? [{ type: "text" as const, text: input }] : input;
@@ -122,7 +117,7 @@ const notBuilt = (path: string, summary: string) =>
 
 export const runRoutes = newRouter()
   .openapi(createRun, async (c) => {
-    refuseUnbuiltHeaders(c.req.raw);
+    refuseIdempotencyKey(c.req.raw);
     const { agent_id } = c.req.valid("param");
     const body = c.req.valid("json");
     if (body.background) throw notSupportedYet("background");
@@ -147,7 +142,7 @@ export const runRoutes = newRouter()
     // The mirror may be a step behind a live run: the object has its current state.
     const live = await callSession(c.env, tenant, stored.session_id, (stub) =>
       stub.getRun({ tenant, session_id: stored.session_id }, run_id),
-    );
+    { idempotent: true });
     return c.json(unwrap(live).run, 200);
   })
   .openapi(listRunsRoute, async (c) => {
@@ -169,11 +164,11 @@ export const runRoutes = newRouter()
     if (!stored) throw notFound("Run", run_id);
     const result = await callSession(c.env, tenant, stored.session_id, (stub) =>
       stub.cancelRun({ tenant, session_id: stored.session_id }, run_id),
-    );
+    { idempotent: true });
     return c.json(unwrap(result).run, 200);
   })
   .openapi(continueRun, async (c) => {
-    refuseUnbuiltHeaders(c.req.raw);
+    refuseIdempotencyKey(c.req.raw);
     const { agent_id, run_id } = c.req.valid("param");
     const body = c.req.valid("json");
     if (body.continue_from !== undefined && body.continue_from !== "end") throw notSupportedYet("continue_from");

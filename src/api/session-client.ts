@@ -13,22 +13,27 @@ export type SessionApi = Pick<
 >;
 
 function isObjectReset(error: unknown): boolean {
-  if (typeof error !== "object" || error === null) return false;
-  const flags = error as { durableObjectReset?: unknown; retryable?: unknown };
-  return flags.durableObjectReset === true || flags.retryable === true;
+  return typeof error === "object" && error !== null && (error as { durableObjectReset?: unknown }).durableObjectReset === true;
 }
 
 /**
  * Calls the session's Durable Object (named `tenant/session_id`; client ids never contain
- * `/`). A stub whose object was reset rejects every later call, so a reset is retried once
- * on a fresh stub instead of answering 500.
+ * `/`) on a fresh stub: a stub whose object was reset rejects every later call. A call that
+ * is safe to repeat (`idempotent`) is retried once when the object was reset under it; a
+ * turn is never sent twice.
  */
-export async function callSession<T>(env: Env, tenant: string, sessionId: string, call: (session: SessionApi) => Promise<T>): Promise<T> {
+export async function callSession<T>(
+  env: Env,
+  tenant: string,
+  sessionId: string,
+  call: (session: SessionApi) => Promise<T>,
+  options: { idempotent: boolean } = { idempotent: false },
+): Promise<T> {
   const stubOf = () => env.SESSION.get(env.SESSION.idFromName(`${tenant}/${sessionId}`)) as unknown as SessionApi;
   try {
     return await call(stubOf());
   } catch (error) {
-    if (!isObjectReset(error)) throw error;
+    if (!options.idempotent || !isObjectReset(error)) throw error;
     return call(stubOf());
   }
 }

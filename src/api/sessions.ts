@@ -123,7 +123,9 @@ export const sessionRoutes = newRouter()
     const { session_id } = c.req.valid("param");
     const tenant = c.get("tenant");
     await ownedSession(c.env, tenant, session_id);
-    const result = await callSession(c.env, tenant, session_id, (stub) => stub.getSession({ tenant, session_id }));
+    const result = await callSession(c.env, tenant, session_id, (stub) => stub.getSession({ tenant, session_id }), {
+      idempotent: true,
+    });
     return c.json(unwrap(result).session, 200);
   })
   .openapi(transcriptRoute, async (c) => {
@@ -131,7 +133,9 @@ export const sessionRoutes = newRouter()
     const { run_id } = c.req.valid("query");
     const tenant = c.get("tenant");
     await ownedSession(c.env, tenant, session_id);
-    const result = await callSession(c.env, tenant, session_id, (stub) => stub.getTranscript({ tenant, session_id }, run_id ?? null));
+    const result = await callSession(c.env, tenant, session_id, (stub) => stub.getTranscript({ tenant, session_id }, run_id ?? null), {
+      idempotent: true,
+    });
     return c.json({ data: unwrap(result).messages }, 200);
   })
   .openapi(deleteRoute, async (c) => {

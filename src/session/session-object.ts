@@ -331,7 +331,7 @@ export class SessionObject extends DurableObject<Env> {
       this.store.setMeta("updated_at", now);
       return [this.saveRun(run), this.mirrorSessionRow()];
     });
-    if (status !== "paused") this.setTimer("watchdog", null);
+    this.setTimer("watchdog", null);
     // Every finished run is in D1 before its terminal event.
     await this.flush();
     const data: Record<RunStatus, () => Record<string, unknown>> = {
