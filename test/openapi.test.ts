@@ -46,6 +46,11 @@ describe("GET /openapi.json", () => {
     expect(agentPatch?.properties).toHaveProperty("instructions");
     expect(agentPatch?.required ?? []).toEqual([]);
     expect(document.components.schemas.Agent?.properties).toHaveProperty("version");
+    const runCreate = schemaOf(document, document.paths["/v1/agents/{agent_id}/runs"]?.post);
+    expect(Object.keys(runCreate?.properties ?? {}).sort()).toEqual(["background", "input", "metadata", "output_schema", "session_id", "stream"]);
+    const runContinue = schemaOf(document, document.paths["/v1/agents/{agent_id}/runs/{run_id}/continue"]?.post);
+    expect(runContinue?.properties).toHaveProperty("tool_results");
+    expect(document.components.schemas.Run?.properties).toHaveProperty("metrics");
   });
 
   it("documents every /v1 route of the app", async () => {

@@ -26,5 +26,8 @@ export const errorResponses = {
   429: errorResponse("Over the token's request rate; see Retry-After"),
 };
 
+/** A route of API.md that is not built yet answers 501. */
+export const notBuiltResponse = errorResponse("Not built yet");
+
 /** The errors every /v1 route can answer. */
 export const authErrors = { 401: errorResponses[401], 429: errorResponses[429] };

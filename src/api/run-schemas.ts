@@ -76,7 +76,3 @@ export const runSchema = z
     finished_at: z.string().nullable(),
   })
   .openapi("Run");
-
-export const errorSchema = z
-  .object({ error: z.object({ type: z.string(), message: z.string(), details: z.record(z.string(), z.unknown()) }) })
-  .openapi("Error");

@@ -6,8 +6,9 @@ import { isActive, renderRun, type InputPart } from "../session/run-record";
 import type { RunAnswer } from "../session/protocol";
 import { ApiError, notFound, notSupportedYet, refuseIdempotencyKey } from "./errors";
 import { decodeCursor, listSchema, page, pageQuery } from "./pagination";
+import { authErrors, errorResponses, notBuiltResponse } from "./responses";
 import { bearerSecurity, newRouter } from "./router";
-import { continueRunBody, createRunBody, errorSchema, runSchema } from "./run-schemas";
+import { continueRunBody, createRunBody, runSchema } from "./run-schemas";
 import { callSession, unwrap } from "./session-client";
 
 /** A run's text input is capped so that its transcript row stays well under D1's 2 MB row limit. */
@@ -15,13 +16,7 @@ const MAX_INPUT_CHARS = 1_000_000;
 
 const agentParams = z.object({ agent_id: z.string().regex(CLIENT_ID, "not a valid agent id") });
 const runParams = agentParams.extend({ run_id: z.string().regex(CLIENT_ID, "not a valid run id") });
-const jsonError = { content: { "application/json": { schema: errorSchema } } };
-const errors = {
-  400: { description: "Invalid request", ...jsonError },
-  401: { description: "Unauthorized", ...jsonError },
-  404: { description: "Not found", ...jsonError },
-  409: { description: "Session busy, or run not continuable", ...jsonError },
-};
+const errors = { 400: errorResponses[400], 404: errorResponses[404], ...authErrors, 409: { ...errorResponses[409], description: "Session busy, or run not continuable" } };
 const runOrStream = {
   description: "The Run once it has stopped, or (stream: true) an SSE stream of its events",
   content: { "application/json": { schema: runSchema }, "text/event-stream": { schema: z.string() } },
@@ -112,7 +107,7 @@ const notBuilt = (path: string, summary: string) =>
     summary,
     security: bearerSecurity,
     request: { params: runParams },
-    responses: { 501: { description: "Not built yet", ...jsonError }, ...errors },
+    responses: { 501: notBuiltResponse, ...errors },
   });
 
 export const runRoutes = newRouter()

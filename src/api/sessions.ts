@@ -6,17 +6,13 @@ import type { SessionView } from "../session/protocol";
 import { sumMetrics } from "../session/session-view";
 import { ApiError, notFound } from "./errors";
 import { decodeCursor, listSchema, page, pageQuery } from "./pagination";
+import { authErrors, errorResponses, notBuiltResponse } from "./responses";
 import { bearerSecurity, newRouter } from "./router";
-import { errorSchema, metricsSchema } from "./run-schemas";
+import { metricsSchema } from "./run-schemas";
 import { callSession, unwrap } from "./session-client";
 
 const sessionParams = z.object({ session_id: z.string().regex(CLIENT_ID, "not a valid session id") });
-const jsonError = { content: { "application/json": { schema: errorSchema } } };
-const errors = {
-  400: { description: "Invalid request", ...jsonError },
-  401: { description: "Unauthorized", ...jsonError },
-  404: { description: "Not found", ...jsonError },
-};
+const errors = { 400: errorResponses[400], 404: errorResponses[404], ...authErrors };
 
 const sessionSchema = z
   .object({
@@ -91,7 +87,7 @@ const notBuilt = (method: "get" | "post", path: string, summary: string) =>
     summary,
     security: bearerSecurity,
     request: { params: sessionParams },
-    responses: { 501: { description: "Not built yet", ...jsonError }, ...errors },
+    responses: { 501: notBuiltResponse, ...errors },
   });
 
 /** Looks the session up in the tenant's mirror first: a foreign or unknown session is 404. */

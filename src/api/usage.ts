@@ -1,5 +1,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { ApiError } from "./errors";
+import { authErrors, notBuiltResponse } from "./responses";
 import { bearerSecurity, newRouter } from "./router";
 
 const usage = createRoute({
@@ -11,7 +12,7 @@ const usage = createRoute({
   request: {
     query: z.object({ from: z.string().optional(), to: z.string().optional(), agent_id: z.string().optional() }),
   },
-  responses: { 501: { description: "Not built yet" } },
+  responses: { 501: notBuiltResponse, ...authErrors },
 });
 
 export const usageRoutes = newRouter().openapi(usage, () => {

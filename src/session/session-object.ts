@@ -310,7 +310,11 @@ export class SessionObject extends DurableObject<Env> {
     if (!current) return fail("not_found", `Run ${runId} not found`);
     if (stream) return { ok: true, run: renderRun(current), stream };
     if (current.status === "running") await stopped;
-    return { ok: true, run: renderRun(this.store.getRun(runId) ?? current), stream: null };
+    try {
+      return { ok: true, run: renderRun(this.store.getRun(runId) ?? current), stream: null };
+    } catch {
+      return fail("not_found", `Run ${runId} not found: its session was deleted`);
+    }
   }
 
   private async finish(
