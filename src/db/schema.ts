@@ -1,4 +1,4 @@
-import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 
 /**
  * The D1 mirror. Every row is scoped by `tenant`; client-chosen ids are unique per tenant.
@@ -84,5 +84,58 @@ export const messages = sqliteTable(
     content: text().notNull(),
     createdAt: text().notNull(),
   },
-  (t) => [primaryKey({ columns: [t.tenant, t.sessionId, t.idx] })],
+  (t) => [primaryKey({ columns: [t.tenant, t.sessionId, t.idx] }), index("messages_by_run").on(t.tenant, t.runId, t.idx)],
+);
+
+/** The stored event log (API.md, Events): every event of a session, by its per-session seq. */
+export const events = sqliteTable(
+  "events",
+  {
+    tenant: text().notNull(),
+    sessionId: text().notNull(),
+    seq: integer().notNull(),
+    runId: text().notNull(),
+    type: text().notNull(),
+    /** The event's `data` (JSON). */
+    data: text().notNull(),
+    createdAt: text().notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.tenant, t.sessionId, t.seq] }),
+    index("events_by_run").on(t.tenant, t.runId, t.seq),
+    index("events_by_age").on(t.createdAt),
+  ],
+);
+
+/** Daily usage per tenant and agent, written by the Cron roll-up (API.md, GET /v1/usage). */
+export const usageDaily = sqliteTable(
+  "usage_daily",
+  {
+    tenant: text().notNull(),
+    date: text().notNull(),
+    agentId: text().notNull(),
+    runs: integer().notNull(),
+    inputTokens: integer().notNull(),
+    outputTokens: integer().notNull(),
+    cacheReadTokens: integer().notNull(),
+    cacheWriteTokens: integer().notNull(),
+    costUsd: real(),
+  },
+  (t) => [primaryKey({ columns: [t.tenant, t.date, t.agentId] })],
+);
+
+/**
+ * `Idempotency-Key`s of creating POSTs, kept 24 hours: the request's fingerprint and what
+ * it created (JSON), so a retried POST gets the first answer again.
+ */
+export const idempotencyKeys = sqliteTable(
+  "idempotency_keys",
+  {
+    tenant: text().notNull(),
+    key: text().notNull(),
+    fingerprint: text().notNull(),
+    result: text(),
+    createdAt: text().notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.tenant, t.key] }), index("idempotency_by_age").on(t.createdAt)],
 );
