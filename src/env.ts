@@ -1,4 +1,5 @@
 import type { ProviderEnv } from "./providers";
+import type { RunMessage } from "./session/run-message";
 import type { SessionObject } from "./session/session-object";
 
 /** Bindings, variables and secrets of the Worker (wrangler.toml, `.dev.vars`, `wrangler secret put`). */
@@ -7,7 +8,17 @@ export interface Env extends ProviderEnv {
   SESSION: DurableObjectNamespace<SessionObject>;
   /** Requests per token (wrangler.toml `[[ratelimits]]`); absent = not limited. */
   RATE_LIMITER?: RateLimit;
+  /** Background runs (`{ tenant, session_id, run_id }` messages). */
+  RUNS: Queue<RunMessage>;
   ENVIRONMENT?: string;
+  /** Seconds after which a pending run whose queue message never came is started anyway. */
+  QUEUE_FALLBACK_SECONDS?: string;
+  /** Seconds without progress after which the Cron sweeper resumes a run. */
+  STALE_RUN_SECONDS?: string;
+  /** Sweeps without progress after which a run ends in error. */
+  MAX_RUN_SWEEPS?: string;
+  /** Days stored events are kept in D1. */
+  EVENT_RETENTION_DAYS?: string;
   ADMIN_TOKEN?: string;
   WEBHOOK_SECRET?: string;
 }

@@ -1,5 +1,7 @@
 import { createApp } from "./api/app";
 import type { Env } from "./env";
+import { consumeRuns } from "./maintenance/run-queue";
+import { runMaintenance } from "./maintenance/sweeper";
 
 export { SessionObject } from "./session/session-object";
 
@@ -7,4 +9,6 @@ const app = createApp();
 
 export default {
   fetch: (request, env, ctx) => app.fetch(request, env, ctx),
-} satisfies ExportedHandler<Env>;
+  queue: (batch, env) => consumeRuns(batch, env),
+  scheduled: (controller, env) => runMaintenance(env, new Date(controller.scheduledTime)),
+} satisfies ExportedHandler<Env, unknown>;

@@ -1,3 +1,4 @@
+import { pricesOf } from "../providers/pricing";
 import { checkOutboundUrl } from "../tools/url-guard";
 import { MOCK_BASE_URL } from "./definition";
 import type { AgentDefinition } from "./definition";
@@ -20,6 +21,12 @@ export function definitionProblems(definition: AgentDefinition, environment: str
     const reason = checkOutboundUrl(tool.url, environment);
     if (reason) problems.push({ path: `tools.${index}.url`, message: reason });
   });
+  if (definition.max_cost_usd !== null && definition.prices === null && pricesOf(definition.model) === null) {
+    problems.push({
+      path: "max_cost_usd",
+      message: `needs a price for model ${definition.model}: it is not in the price table, so set prices`,
+    });
+  }
   const bytes = new TextEncoder().encode(JSON.stringify(definition)).byteLength;
   if (bytes > MAX_DEFINITION_BYTES) {
     problems.push({ path: "body", message: `the agent definition is ${bytes} bytes, over ${MAX_DEFINITION_BYTES}` });
@@ -34,8 +41,6 @@ export function definitionProblems(definition: AgentDefinition, environment: str
 export function unbuiltFields(definition: AgentDefinition): { path: string; field: string }[] {
   const unbuilt: { path: string; field: string }[] = [];
   if (definition.output_schema !== null) unbuilt.push({ path: "output_schema", field: "output_schema" });
-  if (definition.retries > 0) unbuilt.push({ path: "retries", field: "retries" });
-  if (definition.max_cost_usd !== null) unbuilt.push({ path: "max_cost_usd", field: "max_cost_usd" });
   if (definition.compaction?.enabled) unbuilt.push({ path: "compaction.enabled", field: "compaction" });
   return unbuilt;
 }

@@ -17,6 +17,15 @@ const compactionSchema = z.strictObject({
   keep_last_messages: z.number().int().min(0).max(1_000).default(8),
 });
 
+/** USD per million tokens; a missing cache price means the input price (src/providers/pricing.ts). */
+const price = z.number().min(0, "must be a non-negative number (USD per million tokens)");
+const pricesSchema = z.strictObject({
+  input: price,
+  output: price,
+  cache_read: price.optional(),
+  cache_write: price.optional(),
+});
+
 const metadataSchema = z.looseObject({
   /** Hosts the builtin `http_get` tool may fetch. */
   http_get_allow: z.array(z.string().min(1).max(253)).max(100).optional(),
@@ -38,6 +47,8 @@ const fields = {
   max_steps: z.number().int().min(1).max(100),
   max_output_tokens: z.number().int().min(1).max(200_000),
   max_cost_usd: z.number().positive().nullable(),
+  /** Overrides the price table for this agent's model (docs/metrics.md). */
+  prices: pricesSchema.nullable(),
   compaction: compactionSchema.nullable(),
   store_events: z.boolean(),
   metadata: metadataSchema,
@@ -57,6 +68,7 @@ const definitionShape = {
   max_steps: fields.max_steps.default(25),
   max_output_tokens: fields.max_output_tokens.default(4096),
   max_cost_usd: fields.max_cost_usd.default(null),
+  prices: fields.prices.default(null),
   compaction: fields.compaction.default(null),
   store_events: fields.store_events.default(true),
   metadata: fields.metadata.default({}),

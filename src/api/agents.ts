@@ -11,7 +11,8 @@ import {
 import type { Agent, AgentDefinition } from "../agents";
 import { newId, nowIso } from "../core/ids";
 import { deleteAgent, findAgent, insertAgent, listAgents, updateAgent } from "../db/agents";
-import { ApiError, fieldsOf, invalidFields, notFound, notSupportedYet, refuseIdempotencyKey } from "./errors";
+import { idempotentCreate } from "./idempotency";
+import { ApiError, fieldsOf, invalidFields, notFound, notSupportedYet } from "./errors";
 import { decodeCursor, listSchema, page, pageQuery } from "./pagination";
 import { authErrors, errorResponses } from "./responses";
 import { bearerSecurity, newRouter } from "./router";
@@ -93,15 +94,18 @@ const MAX_PATCH_ATTEMPTS = 5;
 /** `/v1/agents`: stored agent definitions of the caller's tenant (API.md, Agents). */
 export const agentRoutes = newRouter()
   .openapi(createAgentRoute, async (c) => {
-    refuseIdempotencyKey(c.req.raw);
-    const { id, ...definition } = c.req.valid("json");
+    const body = c.req.valid("json");
+    const { id, ...definition } = body;
     assertAcceptable(definition, c.env.ENVIRONMENT);
-    const now = nowIso();
-    const agent: Agent = { id: id ?? newId("agt"), ...definition, version: 1, created_at: now, updated_at: now };
-    if (!(await insertAgent(c.env.DB, c.get("tenant"), agent))) {
-      throw new ApiError("already_exists", `Agent ${agent.id} already exists (ids of deleted agents are not reused)`);
-    }
-    return c.json(agent, 201);
+    const created = await idempotentCreate(c, body, async () => {
+      const now = nowIso();
+      const agent: Agent = { id: id ?? newId("agt"), ...definition, version: 1, created_at: now, updated_at: now };
+      if (!(await insertAgent(c.env.DB, c.get("tenant"), agent))) {
+        throw new ApiError("already_exists", `Agent ${agent.id} already exists (ids of deleted agents are not reused)`);
+      }
+      return { body: agent };
+    });
+    return c.json(created, 201);
   })
   .openapi(listAgentsRoute, async (c) => {
     const { limit, cursor } = c.req.valid("query");

@@ -11,6 +11,8 @@ import { agentRoutes } from "./agents";
 import { keyRoutes } from "./keys";
 import { runRoutes } from "./runs";
 import { sessionRoutes } from "./sessions";
+import { eventRoutes } from "./events";
+import { sessionSocketRoutes } from "./session-socket";
 import { usageRoutes } from "./usage";
 import { docsRoutes } from "./docs";
 
@@ -35,6 +37,8 @@ export function createApp() {
   app.route("/v1", agentRoutes);
   app.route("/v1", runRoutes);
   app.route("/v1", sessionRoutes);
+  app.route("/v1", eventRoutes);
+  app.route("/v1", sessionSocketRoutes);
   app.route("/v1", usageRoutes);
   app.route("/", docsRoutes);
 

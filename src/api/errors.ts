@@ -64,11 +64,6 @@ export const invalidFields = (fields: FieldError[], message?: string) =>
 export const notSupportedYet = (path: string, what = path) =>
   invalidFields([{ path, message: `${what} is not supported yet` }], `${what} is not supported yet`);
 
-/** API.md's `Idempotency-Key` on creating POSTs is not built yet: 400, never a silent ignore. */
-export function refuseIdempotencyKey(request: Request): void {
-  if (request.headers.has("idempotency-key")) throw notSupportedYet("headers.idempotency-key", "The Idempotency-Key header");
-}
-
 export const notFound = (what: string, id: string) => new ApiError("not_found", `${what} ${id} not found`);
 
 /** Turns a zod error into API.md's `details.fields`. */

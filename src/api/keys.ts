@@ -3,7 +3,8 @@ import { CLIENT_ID, newId, nowIso } from "../core/ids";
 import { deleteKey, insertKey, listKeys } from "../db/keys";
 import type { KeyRow } from "../db/keys";
 import { hashToken, requireAdmin } from "./auth";
-import { ApiError, notFound, refuseIdempotencyKey } from "./errors";
+import { ApiError, notFound } from "./errors";
+import { idempotentCreate } from "./idempotency";
 import { decodeCursor, listSchema, page, pageQuery } from "./pagination";
 import { authErrors, errorResponses } from "./responses";
 import { bearerSecurity, newRouter } from "./router";
@@ -20,7 +21,9 @@ const keySchema = z
   .openapi("Key");
 
 const createdKeySchema = keySchema
-  .extend({ key: z.string().openapi({ description: "The bearer token; shown only in this answer" }) })
+  .extend({
+    key: z.string().nullable().openapi({ description: "The bearer token; shown only in this answer (null when an Idempotency-Key retry replays it)" }),
+  })
   .openapi("CreatedKey");
 
 const keyIdParams = z.object({ id: z.string().openapi({ param: { name: "id", in: "path" } }) });
@@ -77,14 +80,18 @@ const shown = (row: KeyRow) => ({ id: row.id, tenant: row.tenant, name: row.name
 /** `/v1/keys`: tenant keys, managed by the operator's ADMIN_TOKEN only (API.md, Authentication). */
 export const keyRoutes = newRouter()
   .openapi(createKey, async (c) => {
-    refuseIdempotencyKey(c.req.raw);
-    const { tenant, name } = c.req.valid("json");
-    const key = newKeyToken();
-    const row: KeyRow = { id: newId("key"), tenant, name, keyHash: await hashToken(key), createdAt: nowIso() };
-    if (!(await insertKey(c.env.DB, row))) {
-      throw new ApiError("already_exists", `Tenant ${tenant} already has a key named ${name}`);
-    }
-    return c.json({ id: row.id, key, tenant, name, created_at: row.createdAt }, 201);
+    const body = c.req.valid("json");
+    const { tenant, name } = body;
+    const created = await idempotentCreate<{ id: string; tenant: string; name: string; created_at: string; key: string | null }>(c, body, async () => {
+      const key = newKeyToken();
+      const row: KeyRow = { id: newId("key"), tenant, name, keyHash: await hashToken(key), createdAt: nowIso() };
+      if (!(await insertKey(c.env.DB, row))) {
+        throw new ApiError("already_exists", `Tenant ${tenant} already has a key named ${name}`);
+      }
+      // The secret is shown once: a retry with the same Idempotency-Key gets `key: null`.
+      return { body: { ...shown(row), key }, stored: { ...shown(row), key: null } };
+    });
+    return c.json(created, 201);
   })
   .openapi(listKeysRoute, async (c) => {
     const { limit, cursor, tenant } = c.req.valid("query");

@@ -4,7 +4,8 @@ import { findAgent } from "../db/agents";
 import { findRun, listRuns } from "../db/runs";
 import { isActive, renderRun, type InputPart } from "../session/run-record";
 import type { RunAnswer } from "../session/protocol";
-import { ApiError, notFound, notSupportedYet, refuseIdempotencyKey } from "./errors";
+import { ApiError, notFound, notSupportedYet } from "./errors";
+import { idempotentPlan } from "./idempotency";
 import { decodeCursor, listSchema, page, pageQuery } from "./pagination";
 import { authErrors, errorResponses, notBuiltResponse } from "./responses";
 import { bearerSecurity, newRouter } from "./router";
@@ -13,6 +14,11 @@ import { callSession, unwrap } from "./session-client";
 
 /** A run's text input is capped so that its transcript row stays well under D1's 2 MB row limit. */
 const MAX_INPUT_CHARS = 1_000_000;
+
+/** How long a replayed continue waits for the run to stop before answering its state. */
+const REPLAY_WAIT_MS = 10 * 60 * 1000;
+
+const runPlan = z.object({ session_id: z.string(), run_id: z.string() });
 
 const agentParams = z.object({ agent_id: z.string().regex(CLIENT_ID, "not a valid agent id") });
 const runParams = agentParams.extend({ run_id: z.string().regex(CLIENT_ID, "not a valid run id") });
@@ -52,7 +58,14 @@ const createRun = createRoute({
   summary: "Run one turn of an agent",
   security: bearerSecurity,
   request: { params: agentParams, body: { required: true, content: { "application/json": { schema: createRunBody } } } },
-  responses: { 200: runOrStream, ...errors },
+  responses: {
+    200: runOrStream,
+    202: {
+      description: "background: true — accepted, executed from the queue",
+      content: { "application/json": { schema: z.object({ run_id: z.string(), session_id: z.string(), status: z.literal("pending") }) } },
+    },
+    ...errors,
+  },
 });
 
 const getRun = createRoute({
@@ -60,7 +73,12 @@ const getRun = createRoute({
   path: "/agents/{agent_id}/runs/{run_id}",
   tags: ["runs"],
   security: bearerSecurity,
-  request: { params: runParams, query: z.strictObject({ wait: z.coerce.number().optional() }) },
+  request: {
+    params: runParams,
+    query: z.strictObject({
+      wait: z.coerce.number().min(0).max(60).optional().openapi({ description: "Long-poll: seconds to wait for the run to stop (at most 60)" }),
+    }),
+  },
   responses: { 200: { description: "The run", content: { "application/json": { schema: runSchema } } }, ...errors },
 });
 
@@ -112,32 +130,48 @@ const notBuilt = (path: string, summary: string) =>
 
 export const runRoutes = newRouter()
   .openapi(createRun, async (c) => {
-    refuseIdempotencyKey(c.req.raw);
     const { agent_id } = c.req.valid("param");
     const body = c.req.valid("json");
-    if (body.background) throw notSupportedYet("background");
     if (body.output_schema != null) throw notSupportedYet("output_schema");
     const input = normalizeInput(body.input);
     const tenant = c.get("tenant");
     const agent = await findAgent(c.env.DB, tenant, agent_id);
     if (!agent) throw notFound("Agent", agent_id);
-    const sessionId = body.session_id ?? newId("ses");
-    const answer = await callSession(c.env, tenant, sessionId, (stub) =>
-      stub.startRun({ tenant, session_id: sessionId, agent, input, metadata: body.metadata, stream: body.stream }),
+    const { plan } = await idempotentPlan(c, body, { session_id: body.session_id ?? newId("ses"), run_id: newId("run") }, runPlan);
+    const answer = await callSession(c.env, tenant, plan.session_id, (stub) =>
+      stub.startRun({
+        tenant,
+        session_id: plan.session_id,
+        run_id: plan.run_id,
+        agent,
+        input,
+        metadata: body.metadata,
+        stream: body.stream,
+        background: body.background,
+      }),
     );
+    if (body.background && !body.stream) {
+      const { run } = unwrap(answer);
+      return c.json({ run_id: run.id, session_id: run.session_id, status: run.status }, 202);
+    }
     return respond(answer);
   })
   .openapi(getRun, async (c) => {
     const { agent_id, run_id } = c.req.valid("param");
-    if (c.req.valid("query").wait !== undefined) throw notSupportedYet("query.wait", "The wait parameter");
+    const { wait } = c.req.valid("query");
     const tenant = c.get("tenant");
     const stored = await findRun(c.env.DB, tenant, agent_id, run_id);
     if (!stored) throw notFound("Run", run_id);
     if (!isActive(stored.status)) return c.json(renderRun(stored), 200);
     // The mirror may be a step behind a live run: the object has its current state.
-    const live = await callSession(c.env, tenant, stored.session_id, (stub) =>
-      stub.getRun({ tenant, session_id: stored.session_id }, run_id),
-    { idempotent: true });
+    const identity = { tenant, session_id: stored.session_id };
+    const live = await callSession(
+      c.env,
+      tenant,
+      stored.session_id,
+      (stub) => (wait ? stub.waitForRun(identity, run_id, wait * 1000) : stub.getRun(identity, run_id)),
+      { idempotent: true },
+    );
     return c.json(unwrap(live).run, 200);
   })
   .openapi(listRunsRoute, async (c) => {
@@ -163,7 +197,6 @@ export const runRoutes = newRouter()
     return c.json(unwrap(result).run, 200);
   })
   .openapi(continueRun, async (c) => {
-    refuseIdempotencyKey(c.req.raw);
     const { agent_id, run_id } = c.req.valid("param");
     const body = c.req.valid("json");
     if (body.continue_from !== undefined && body.continue_from !== "end") throw notSupportedYet("continue_from");
@@ -173,13 +206,19 @@ export const runRoutes = newRouter()
     const tenant = c.get("tenant");
     const stored = await findRun(c.env.DB, tenant, agent_id, run_id);
     if (!stored) throw notFound("Run", run_id);
+    const identity = { tenant, session_id: stored.session_id };
+    const { replay } = await idempotentPlan(c, body, { run_id }, z.object({ run_id: z.string() }));
+    if (replay) {
+      // The first continue was taken: answer the run as it stops, as the first answer did.
+      const result = await callSession(c.env, tenant, stored.session_id, (stub) => stub.waitForRun(identity, run_id, REPLAY_WAIT_MS), {
+        idempotent: true,
+      });
+      return c.json(unwrap(result).run, 200);
+    }
     const answer = await callSession(c.env, tenant, stored.session_id, (stub) =>
-      stub.continueRun({ tenant, session_id: stored.session_id, run_id, tool_results: body.tool_results, stream: body.stream }),
+      stub.continueRun({ ...identity, run_id, tool_results: body.tool_results, stream: body.stream }),
     );
     return respond(answer);
-  })
-  .openapi(notBuilt("/agents/{agent_id}/runs/{run_id}/events", "Stored events of a run (not built yet)"), () => {
-    throw new ApiError("not_implemented", "GET …/runs/{run_id}/events is not supported yet");
   })
   .openapi(notBuilt("/agents/{agent_id}/runs/{run_id}/checkpoints", "Checkpoints of a run (not built yet)"), () => {
     throw new ApiError("not_implemented", "GET …/runs/{run_id}/checkpoints is not supported yet");

@@ -9,7 +9,20 @@ import { ApiError } from "./errors";
  */
 export type SessionApi = Pick<
   SessionObject,
-  "startRun" | "continueRun" | "cancelRun" | "getRun" | "getSession" | "getTranscript" | "deleteSession"
+  | "startRun"
+  | "continueRun"
+  | "cancelRun"
+  | "getRun"
+  | "waitForRun"
+  | "getSession"
+  | "getTranscript"
+  | "deleteSession"
+  | "executeRun"
+  | "failPendingRun"
+  | "sweepRun"
+  | "readEvents"
+  | "watchEvents"
+  | "fetch"
 >;
 
 function isObjectReset(error: unknown): boolean {

@@ -144,7 +144,4 @@ export const sessionRoutes = newRouter()
   })
   .openapi(notBuilt("post", "/sessions/{session_id}/compact", "Compact the session (not built yet)"), () => {
     throw new ApiError("not_implemented", "POST /v1/sessions/{session_id}/compact is not supported yet");
-  })
-  .openapi(notBuilt("get", "/sessions/{session_id}/ws", "WebSocket of the session's events (not built yet)"), () => {
-    throw new ApiError("not_implemented", "GET /v1/sessions/{session_id}/ws is not supported yet");
   });

@@ -1,7 +1,11 @@
 /** Structured log lines. Never put a secret, a prompt or a tool output in one. */
 export type LogEvent =
   | { event: "unhandled_error"; message: string }
+  | { event: "run_started"; run_id: string; trigger: string }
   | { event: "run_finished"; run_id: string; status: string; duration_ms: number }
+  | { event: "run_resumed"; run_id: string; reason: string }
+  | { event: "queue_message"; run_id: string | null; outcome: string }
+  | { event: "sweep"; stale_runs: number; events_deleted: number }
   | { event: "outbox_failed"; session_id: string; message: string }
   | { event: "alarm_failed"; message: string }
   | { event: "session_rebuilt"; session_id: string; messages: number; runs: number };

@@ -1,3 +1,5 @@
+import { openSse } from "./sse";
+
 /** An event as API.md's envelope. */
 export type RunEvent = {
   seq: number;
@@ -37,6 +39,11 @@ type Subscriber = (event: RunEvent) => void;
 export class EventHub {
   private readonly subscribers = new Set<Subscriber>();
 
+  /** How many subscribers are listening now. */
+  get size(): number {
+    return this.subscribers.size;
+  }
+
   subscribe(subscriber: Subscriber): () => void {
     this.subscribers.add(subscriber);
     return () => this.subscribers.delete(subscriber);
@@ -53,38 +60,17 @@ export class EventHub {
   }
 }
 
-const encoder = new TextEncoder();
-
-/** One SSE frame per event (API.md): `id: <seq>`, `event: <type>`, the whole envelope as data. */
-export const sseFrame = (event: RunEvent) =>
-  encoder.encode(`id: ${event.seq}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`);
-
-const PING = encoder.encode(": ping\n\n");
-const HEARTBEAT_MS = 15_000;
-
 /**
- * An SSE byte stream of one run's events, closed after its terminal event. A reader that
- * goes away only unsubscribes: the run goes on.
+ * An SSE byte stream of one run's live events, closed after its terminal event. A reader that
+ * goes away only unsubscribes: the run goes on. (A resume with replay: event-stream.ts.)
  */
 export function runEventStream(hub: EventHub, runId: string): ReadableStream<Uint8Array> {
-  const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
-  const writer = writable.getWriter();
-  let closed = false;
-  const close = () => {
-    if (closed) return;
-    closed = true;
-    unsubscribe();
-    clearInterval(heartbeat);
-    writer.close().catch(() => {});
-  };
-  const write = (chunk: Uint8Array) => {
-    if (!closed) writer.write(chunk).catch(close);
-  };
+  const { readable, sink } = openSse();
   const unsubscribe = hub.subscribe((event) => {
     if (event.run_id !== runId) return;
-    write(sseFrame(event));
-    if (isTerminal(event.type)) close();
+    sink.send(event);
+    if (isTerminal(event.type)) sink.close();
   });
-  const heartbeat = setInterval(() => write(PING), HEARTBEAT_MS);
+  sink.onClose(unsubscribe);
   return readable;
 }

@@ -11,6 +11,10 @@ export type StartRunRequest = SessionIdentity & {
   input: InputPart[];
   metadata: Record<string, unknown>;
   stream: boolean;
+  /** Recorded as pending and executed from the queue. */
+  background: boolean;
+  /** Chosen by the Worker for an `Idempotency-Key`: a retried POST finds the same run. */
+  run_id?: string;
 };
 
 export type ToolResultInput = { tool_call_id: string; output: string; is_error?: boolean };

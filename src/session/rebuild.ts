@@ -18,21 +18,26 @@ export async function rebuildFromMirror(store: SessionStore, db: D1Database, ten
     .prepare("SELECT agent_id, last_seq, created_at, updated_at FROM sessions WHERE tenant = ? AND id = ?")
     .bind(tenant, sessionId)
     .first<SessionRow>();
-  const [runs, messages] = session
-    ? await db.batch<{ body: string } | MessageRow>([
+  const [runs, messages, lastEvent] = session
+    ? await db.batch<{ body: string } | MessageRow | { seq: number | null }>([
         db.prepare("SELECT body FROM runs WHERE tenant = ? AND session_id = ? ORDER BY created_at, id").bind(tenant, sessionId),
         db
           .prepare("SELECT idx, run_id, role, content, created_at FROM messages WHERE tenant = ? AND session_id = ? ORDER BY idx")
           .bind(tenant, sessionId),
+        db.prepare("SELECT MAX(seq) AS seq FROM events WHERE tenant = ? AND session_id = ?").bind(tenant, sessionId),
       ])
-    : [null, null];
+    : [null, null, null];
   store.createSchema();
   store.setMeta("tenant", tenant);
   if (session) {
     store.setMeta("agent_id", session.agent_id);
     store.setMeta("created_at", session.created_at);
     store.setMeta("updated_at", session.updated_at);
-    store.setMeta("seq_ceiling", String(session.last_seq + SEQ_RESERVE));
+    const storedSeq = (lastEvent?.results[0] as { seq: number | null } | undefined)?.seq ?? 0;
+    const ceiling = Math.max(session.last_seq, storedSeq) + SEQ_RESERVE;
+    store.setMeta("seq_ceiling", String(ceiling));
+    // The old events stay in D1, read from there when asked for (event-log.ts); new ones start above.
+    store.setMeta("events_floor", String(storedSeq));
     for (const row of (runs?.results ?? []) as { body: string }[]) {
       const run = JSON.parse(row.body) as RunRecord;
       store.putRun(run);

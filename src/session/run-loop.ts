@@ -1,12 +1,14 @@
 import type { Block, Usage } from "../core/messages";
 import type { Env } from "../env";
 import { createProvider } from "../providers";
+import { costOf } from "../providers/pricing";
 import { classifyError, isAbortError } from "../providers/errors";
 import { ProviderError } from "../providers/types";
 import { executeTool, findTool, toolSpecs } from "../tools";
 import type { RunEventType } from "./events";
 import { sendableHistory, textOf, toolCallsOf } from "./history";
-import type { RequiredAction, RunError, RunRecord, RunStatus } from "./run-record";
+import { retryDecision } from "./retry-policy";
+import { isWaitingForRetry, type RequiredAction, type RunError, type RunRecord, type RunStatus } from "./run-record";
 import type { MirrorStatement, SessionStore, StoredMessage } from "./storage";
 
 /** At most this many tool calls of one step run at once (a Worker may hold 6 connections). */
@@ -28,6 +30,8 @@ export interface LoopHost {
   flushSoon(): void;
   /** Pushes the watchdog forward before a step. */
   touch(): void;
+  /** Records a failed attempt and arms the retry alarm; the loop stops until it rings. */
+  scheduleRetry(run: RunRecord, failure: ProviderError, delayMs: number, step: number): void;
 }
 
 /**
@@ -38,6 +42,8 @@ export async function driveRun(host: LoopHost, runId: string, signal: AbortSigna
   for (;;) {
     const run = host.store.getRun(runId);
     if (!run || run.status !== "running" || signal.aborted) return;
+    // A retry waits on the object's alarm, never on a timer in memory: it survives eviction.
+    if (isWaitingForRetry(run)) return;
     host.touch();
     const own = host.store.messages().filter((m) => m.index >= run.first_message);
     const last = own[own.length - 1];
@@ -62,7 +68,7 @@ export async function driveRun(host: LoopHost, runId: string, signal: AbortSigna
 async function modelStep(host: LoopHost, run: RunRecord, signal: AbortSignal): Promise<void> {
   const { agent } = run;
   const step = run.metrics.model_calls + 1;
-  const attempt = 1;
+  const attempt = run.call_attempt ?? 1;
   const provider = agent.provider === "mock" ? "anthropic" : agent.provider;
   host.emit(run, "model_request_started", { step, attempt, provider, model: agent.model });
   const started = Date.now();
@@ -92,6 +98,11 @@ async function modelStep(host: LoopHost, run: RunRecord, signal: AbortSignal): P
     const failure = error instanceof ProviderError ? error : classifyError(error);
     const current = host.store.getRun(run.id);
     if (current?.status !== "running") return;
+    const retry = retryDecision(failure, current.metrics.retries, current.agent);
+    if (retry) {
+      host.scheduleRetry(current, failure, retry.delayMs, step);
+      return;
+    }
     const runError: RunError = { type: failure.type, message: failure.message, retryable: failure.retryable };
     if (failure.status !== null) runError.status = failure.status;
     await host.finish(current, "error", { error: runError });
@@ -101,13 +112,31 @@ async function modelStep(host: LoopHost, run: RunRecord, signal: AbortSignal): P
   const current = host.store.getRun(run.id);
   if (!current || current.status !== "running" || signal.aborted) return;
   addUsage(current, response.usage);
+  const cost = costOf(agent.model, response.usage, agent.prices);
+  if (cost !== null) current.metrics.cost_usd = roundUsd((current.metrics.cost_usd ?? 0) + cost);
   current.metrics.model_calls += 1;
   current.metrics.time_to_first_token_ms ??= response.time_to_first_token_ms;
+  current.call_attempt = 1;
+  current.retry_at = null;
   const content: Block[] = response.content.length > 0 ? response.content : [{ type: "text", text: "" }];
   host.commit(() => [host.appendMessage(current, "assistant", content), host.saveRun(current)]);
-  host.emit(current, "model_request_completed", { step, attempt, usage: response.usage, cost_usd: null, duration_ms: Date.now() - started });
+  host.emit(current, "model_request_completed", { step, attempt, usage: response.usage, cost_usd: cost, duration_ms: Date.now() - started });
   host.flushSoon();
+  const spent = current.metrics.cost_usd ?? 0;
+  if (agent.max_cost_usd !== null && spent > agent.max_cost_usd) {
+    // The budget is checked after each call: no further model call is made once it is passed.
+    await host.finish(current, "error", {
+      error: {
+        type: "budget_exceeded",
+        message: `The run cost $${spent.toFixed(6)}, over its max_cost_usd of $${agent.max_cost_usd}`,
+        retryable: false,
+      },
+    });
+  }
 }
+
+/** Costs are kept to 1e-10 USD so that sums of many calls do not gather float noise. */
+const roundUsd = (usd: number) => Math.round(usd * 1e10) / 1e10;
 
 function addUsage(run: RunRecord, usage: Usage): void {
   const m = run.metrics;

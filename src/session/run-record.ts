@@ -69,12 +69,21 @@ export type RunRecord = {
   agent: Agent;
   /** Internal: index of the run's first transcript message (its user input). */
   first_message: number;
+  /** Internal: 1-based attempt of the run's current model call (`x-agentry-attempt`). */
+  call_attempt?: number;
+  /** Internal: epoch ms before which the current model call waits for its retry. */
+  retry_at?: number | null;
+  /** Internal: how often the Cron sweeper found the run without progress. */
+  sweeps?: number;
 };
 
 /** The public Run object (API.md) of a record. */
 export function renderRun(run: RunRecord) {
-  const { agent: _agent, first_message: _first, ...visible } = run;
+  const { agent: _agent, first_message: _first, call_attempt: _attempt, retry_at: _retry, sweeps: _sweeps, ...visible } = run;
   return visible;
 }
+
+/** True while the run waits on its retry timer (an alarm), not on a model call. */
+export const isWaitingForRetry = (run: RunRecord, now = Date.now()) => (run.retry_at ?? 0) > now;
 
 export type Run = ReturnType<typeof renderRun>;

@@ -1,4 +1,5 @@
 import type { Block, Message, Role } from "../core/messages";
+import type { RunEvent, RunEventType } from "./events";
 import { ACTIVE_STATUSES, type RunRecord } from "./run-record";
 
 /** One statement for the D1 mirror, kept in the outbox until D1 has it. */
@@ -8,6 +9,12 @@ export type StoredMessage = Message & { index: number; run_id: string; created_a
 
 export type LedgerEntry = { tool_call_id: string; run_id: string; output: string; is_error: boolean };
 
+/** The event log (event-log.ts); also created on first use by objects older than it. */
+const EVENTS_SCHEMA = `
+CREATE TABLE IF NOT EXISTS events (seq INTEGER PRIMARY KEY, run_id TEXT NOT NULL, type TEXT NOT NULL, data TEXT NOT NULL, created_at TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS events_by_run ON events (run_id, seq);
+`;
+
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS runs (id TEXT PRIMARY KEY, status TEXT NOT NULL, body TEXT NOT NULL, created_at TEXT NOT NULL);
@@ -15,9 +22,19 @@ CREATE TABLE IF NOT EXISTS messages (idx INTEGER PRIMARY KEY, run_id TEXT NOT NU
 CREATE TABLE IF NOT EXISTS tool_results (tool_call_id TEXT PRIMARY KEY, run_id TEXT NOT NULL, output TEXT NOT NULL, is_error INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS outbox (id INTEGER PRIMARY KEY AUTOINCREMENT, statements TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS timers (name TEXT PRIMARY KEY, due_at INTEGER NOT NULL);
+${EVENTS_SCHEMA}
 `;
 
-type MetaKey = "tenant" | "session_id" | "agent_id" | "created_at" | "updated_at" | "active_run_id" | "seq_ceiling";
+type MetaKey =
+  | "tenant"
+  | "session_id"
+  | "agent_id"
+  | "created_at"
+  | "updated_at"
+  | "active_run_id"
+  | "seq_ceiling"
+  /** Events with a seq up to this one are only in D1: the object was rebuilt above them. */
+  | "events_floor";
 
 /**
  * The session's ledger in the object's own SQLite: synchronous, so a check and the write
@@ -153,6 +170,36 @@ export class SessionStore {
     this.sql.exec("DELETE FROM outbox");
   }
 
+  /** Stores events; one already stored (same seq) is left as it is. */
+  putEvents(events: RunEvent[]): void {
+    this.sql.exec(EVENTS_SCHEMA);
+    for (const e of events) {
+      this.sql.exec(
+        "INSERT OR IGNORE INTO events (seq, run_id, type, data, created_at) VALUES (?, ?, ?, ?, ?)",
+        e.seq,
+        e.run_id,
+        e.type,
+        JSON.stringify(e.data),
+        e.created_at,
+      );
+    }
+  }
+
+  /** Up to `limit` stored events after `after` in seq order, of one run or (null) of the whole session. */
+  storedEvents(sessionId: string, runId: string | null, after: number, limit: number): RunEvent[] {
+    this.sql.exec(EVENTS_SCHEMA);
+    const rows =
+      runId === null
+        ? this.sql.exec<EventRow>("SELECT seq, run_id, type, data, created_at FROM events WHERE seq > ? ORDER BY seq LIMIT ?", after, limit)
+        : this.sql.exec<EventRow>(
+            "SELECT seq, run_id, type, data, created_at FROM events WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?",
+            runId,
+            after,
+            limit,
+          );
+    return rows.toArray().map((row) => eventOfRow(sessionId, row));
+  }
+
   setTimer(name: string, dueAt: number | null): void {
     if (dueAt === null) this.sql.exec("DELETE FROM timers WHERE name = ?", name);
     else this.sql.exec("INSERT INTO timers (name, due_at) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET due_at = excluded.due_at", name, dueAt);
@@ -161,6 +208,21 @@ export class SessionStore {
   timers(): { name: string; due_at: number }[] {
     return this.sql.exec<{ name: string; due_at: number }>("SELECT name, due_at FROM timers ORDER BY due_at").toArray();
   }
+}
+
+/** An event as the object's storage and the D1 mirror hold it (`data` is JSON text). */
+export type EventRow = { seq: number; run_id: string; type: string; data: string; created_at: string };
+
+/** Event rows are written only from RunEvents (here and mirror.ts). */
+export function eventOfRow(sessionId: string, row: EventRow): RunEvent {
+  return {
+    seq: row.seq,
+    type: row.type as RunEventType,
+    run_id: row.run_id,
+    session_id: sessionId,
+    created_at: row.created_at,
+    data: JSON.parse(row.data) as Record<string, unknown>,
+  };
 }
 
 /** Run bodies are written only by this module from a RunRecord. */

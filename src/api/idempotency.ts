@@ -1,0 +1,104 @@
+import type { Context } from "hono";
+import { z } from "zod";
+import { nowIso } from "../core/ids";
+import { hashToken } from "./auth";
+import { ApiError, invalidFields } from "./errors";
+import type { AppEnv } from "./router";
+
+/** API.md: the same key with the same body within 24 hours returns the first answer again. */
+const KEY_LIFETIME_MS = 24 * 60 * 60 * 1000;
+const keyHeader = z.string().min(1).max(255);
+
+type Claim = { replay: boolean; result: unknown };
+
+function keyOf(c: Context<AppEnv>): string | null {
+  const raw = c.req.header("idempotency-key");
+  if (raw === undefined) return null;
+  const parsed = keyHeader.safeParse(raw);
+  if (!parsed.success) throw invalidFields([{ path: "headers.idempotency-key", message: "must be 1 to 255 characters" }]);
+  return parsed.data;
+}
+
+/**
+ * Claims `key` for this request in D1, atomically (the row's primary key): the first request
+ * stores `result`; a later one with the same method, path and body gets the first one's
+ * result back; with another body, `409 idempotency_conflict`.
+ */
+async function claim(c: Context<AppEnv>, key: string, body: unknown, result: unknown): Promise<Claim> {
+  const db = c.env.DB;
+  const tenant = c.get("tenant");
+  const fingerprint = await hashToken(`${c.req.method} ${c.req.path}\n${JSON.stringify(body)}`);
+  for (let attempt = 0; attempt < 2; attempt++) {
+    const inserted = await db
+      .prepare("INSERT INTO idempotency_keys (tenant, key, fingerprint, result, created_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING")
+      .bind(tenant, key, fingerprint, JSON.stringify(result), nowIso())
+      .run();
+    if (inserted.meta.changes === 1) return { replay: false, result };
+    const row = await db
+      .prepare("SELECT fingerprint, result, created_at FROM idempotency_keys WHERE tenant = ? AND key = ?")
+      .bind(tenant, key)
+      .first<{ fingerprint: string; result: string | null; created_at: string }>();
+    if (!row) continue;
+    if (Date.now() - Date.parse(row.created_at) > KEY_LIFETIME_MS) {
+      await db.prepare("DELETE FROM idempotency_keys WHERE tenant = ? AND key = ? AND created_at = ?").bind(tenant, key, row.created_at).run();
+      continue;
+    }
+    if (row.fingerprint !== fingerprint) {
+      throw new ApiError("idempotency_conflict", "This Idempotency-Key was used with a different request", { idempotency_key: key });
+    }
+    // Written by this module from JSON.stringify of a plan or a response.
+    return { replay: true, result: row.result === null ? null : (JSON.parse(row.result) as unknown) };
+  }
+  throw new ApiError("idempotency_conflict", "This Idempotency-Key is being claimed by another request", { idempotency_key: key });
+}
+
+/**
+ * For runs: the ids a request will create are chosen up front and claimed with the key, so a
+ * retried POST addresses the same run (the Session object answers an existing run id again).
+ * Returns the plan to use: this request's, or the first request's.
+ */
+export async function idempotentPlan<P>(
+  c: Context<AppEnv>,
+  body: unknown,
+  plan: P,
+  schema: z.ZodType<P>,
+): Promise<{ plan: P; replay: boolean }> {
+  const key = keyOf(c);
+  if (key === null) return { plan, replay: false };
+  const claimed = await claim(c, key, body, plan);
+  return claimed.replay ? { plan: schema.parse(claimed.result), replay: true } : { plan, replay: false };
+}
+
+const storedResponse = z.object({ body: z.record(z.string(), z.unknown()) });
+
+/**
+ * For agents and keys: the first answer is stored and returned again to a retry. A request
+ * that fails gives its key back, so a retry runs it again. `stored` is what a retry gets:
+ * a key's secret is shown once and never stored.
+ */
+export async function idempotentCreate<T extends object>(
+  c: Context<AppEnv>,
+  body: unknown,
+  create: () => Promise<{ body: T; stored?: T }>,
+): Promise<T> {
+  const key = keyOf(c);
+  if (key === null) return (await create()).body;
+  const claimed = await claim(c, key, body, null);
+  if (claimed.replay) {
+    const previous = storedResponse.safeParse(claimed.result);
+    if (!previous.success) throw new ApiError("idempotency_conflict", "The first request with this Idempotency-Key is still being processed");
+    // Stored by this function from the first answer's `T`.
+    return previous.data.body as T;
+  }
+  const tenant = c.get("tenant");
+  try {
+    const created = await create();
+    await c.env.DB.prepare("UPDATE idempotency_keys SET result = ? WHERE tenant = ? AND key = ?")
+      .bind(JSON.stringify({ body: created.stored ?? created.body }), tenant, key)
+      .run();
+    return created.body;
+  } catch (error) {
+    await c.env.DB.prepare("DELETE FROM idempotency_keys WHERE tenant = ? AND key = ?").bind(tenant, key).run();
+    throw error;
+  }
+}

@@ -1,0 +1,115 @@
+import { abortAllDurableObjects, createScheduledController, evictDurableObject, runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import worker from "../src/index";
+import { api, createAgent } from "./support/http";
+import { postRun, transcriptOf, type Run } from "./support/runs";
+
+const stubOf = (sessionId: string) => env.SESSION.get(env.SESSION.idFromName(`default/${sessionId}`));
+const callsOf = async (bucket: string) =>
+  (await fetch(`${env.TOOL_SERVER_URL}/calls/${bucket}`)).json<{ body: { name: string }; idempotency_key: string }[]>();
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function multiStepAgent(bucket: string) {
+  const webhook = (name: string) => ({ type: "webhook", name, parameters: { type: "object", properties: {} }, url: `${env.TOOL_SERVER_URL}/echo/${bucket}` });
+  return createAgent({ tools: [webhook("first"), webhook("second")] });
+}
+
+/** Starts a three-step background run (two webhook steps, then the answer), each model call 600 ms. */
+async function startLongRun(agentId: string) {
+  const response = await postRun(agentId, { input: "[[tool first {}]] [[tool second {}]] [[slow 600]] go", background: true });
+  return response.json<{ run_id: string; session_id: string }>();
+}
+
+/** Waits until the mirror shows the first tool's result, i.e. the run is in its second model call. */
+async function waitForFirstToolResult(sessionId: string) {
+  for (let i = 0; i < 200; i++) {
+    const row = await env.DB.prepare("SELECT COUNT(*) AS n FROM messages WHERE session_id = ? AND role = 'tool'").bind(sessionId).first<{ n: number }>();
+    if ((row?.n ?? 0) >= 1) return;
+    await sleep(25);
+  }
+  throw new Error("the run never reached its first tool result");
+}
+
+async function expectCompletedOnce(agentId: string, runId: string, sessionId: string, bucket: string) {
+  const run = await (await api(`/v1/agents/${agentId}/runs/${runId}?wait=20`)).json<Run>();
+  expect(run.status).toBe("completed");
+  expect(run.output).toBe('You said: go\nfirst returned: {"echo":{}}\nsecond returned: {"echo":{}}');
+  const calls = await callsOf(bucket);
+  expect(calls.map((c) => c.body.name)).toEqual(["first", "second"]);
+  expect((await transcriptOf(sessionId)).map((m) => m.role)).toEqual(["user", "assistant", "tool", "assistant", "tool", "assistant"]);
+}
+
+describe("recovery after a crash", () => {
+  it("resumes a run whose object was reset mid-run from its last persisted step", async () => {
+    const bucket = crypto.randomUUID();
+    const agent = await multiStepAgent(bucket);
+    const { run_id, session_id } = await startLongRun(agent.id);
+    await waitForFirstToolResult(session_id);
+    await abortAllDurableObjects();
+    await expectCompletedOnce(agent.id, run_id, session_id, bucket);
+  });
+
+  it("resumes a run whose object was evicted mid-run", async () => {
+    const bucket = crypto.randomUUID();
+    const agent = await multiStepAgent(bucket);
+    const { run_id, session_id } = await startLongRun(agent.id);
+    await waitForFirstToolResult(session_id);
+    await evictDurableObject(stubOf(session_id));
+    await expectCompletedOnce(agent.id, run_id, session_id, bucket);
+  });
+});
+
+describe("the Cron trigger", () => {
+  it("resumes a run stuck without progress", async () => {
+    const bucket = crypto.randomUUID();
+    const agent = await multiStepAgent(bucket);
+    const { run_id, session_id } = await startLongRun(agent.id);
+    await waitForFirstToolResult(session_id);
+    await abortAllDurableObjects();
+    // Nobody touches the object: only the sweeper can bring the run back.
+    await env.DB.prepare("UPDATE runs SET updated_at = '2000-01-01T00:00:00.000Z' WHERE id = ?").bind(run_id).run();
+    await worker.scheduled(createScheduledController({ scheduledTime: Date.now(), cron: "*/5 * * * *" }), env);
+    for (let i = 0; i < 200; i++) {
+      const row = await env.DB.prepare("SELECT status FROM runs WHERE id = ?").bind(run_id).first<{ status: string }>();
+      if (row?.status === "completed") break;
+      await sleep(50);
+    }
+    await expectCompletedOnce(agent.id, run_id, session_id, bucket);
+  });
+
+  it("ends a run that sweeps keep finding stuck, after MAX_RUN_SWEEPS", async () => {
+    const agent = await createAgent();
+    const { run_id, session_id } = await (await postRun(agent.id, { input: "[[slow 60000]] forever", background: true })).json<{ run_id: string; session_id: string }>();
+    await sleep(200);
+    await abortAllDurableObjects();
+    await runInDurableObject(stubOf(session_id), (_i, state) => {
+      const row = state.storage.sql.exec<{ body: string }>("SELECT body FROM runs WHERE id = ?", run_id).one();
+      const body = { ...(JSON.parse(row.body) as Record<string, unknown>), sweeps: 3 };
+      state.storage.sql.exec("UPDATE runs SET body = ? WHERE id = ?", JSON.stringify(body), run_id);
+    });
+    await abortAllDurableObjects();
+    await env.DB.prepare("UPDATE runs SET updated_at = '2000-01-01T00:00:00.000Z' WHERE id = ?").bind(run_id).run();
+    await worker.scheduled(createScheduledController({ scheduledTime: Date.now() }), env);
+    const run = await (await api(`/v1/agents/${agent.id}/runs/${run_id}`)).json<Run>();
+    expect(run.status).toBe("error");
+    expect(run.error?.message).toMatch(/no progress after 3 recovery attempts/);
+  });
+
+  it("deletes events and idempotency keys past their retention", async () => {
+    const old = "2000-01-01T00:00:00.000Z";
+    const recent = new Date().toISOString();
+    const session = `retention-${crypto.randomUUID()}`;
+    await env.DB.batch([
+      env.DB.prepare("INSERT INTO events (tenant, session_id, seq, run_id, type, data, created_at) VALUES ('default', ?, 1, 'run_x', 'run_started', '{}', ?)").bind(session, old),
+      env.DB.prepare("INSERT INTO events (tenant, session_id, seq, run_id, type, data, created_at) VALUES ('default', ?, 2, 'run_x', 'run_completed', '{}', ?)").bind(session, recent),
+      env.DB.prepare("INSERT INTO idempotency_keys (tenant, key, fingerprint, result, created_at) VALUES ('default', ?, 'f', NULL, ?)").bind(`${session}-old`, old),
+      env.DB.prepare("INSERT INTO idempotency_keys (tenant, key, fingerprint, result, created_at) VALUES ('default', ?, 'f', NULL, ?)").bind(`${session}-new`, recent),
+    ]);
+    await worker.scheduled(createScheduledController({ scheduledTime: Date.now() }), env);
+    const events = await env.DB.prepare("SELECT seq FROM events WHERE session_id = ?").bind(session).all<{ seq: number }>();
+    expect(events.results.map((e) => e.seq)).toEqual([2]);
+    const keys = await env.DB.prepare("SELECT key FROM idempotency_keys WHERE key LIKE ?").bind(`${session}%`).all<{ key: string }>();
+    expect(keys.results.map((k) => k.key)).toEqual([`${session}-new`]);
+  });
+});
