@@ -8,6 +8,8 @@ export interface Env extends ProviderEnv {
   SESSION: DurableObjectNamespace<SessionObject>;
   /** Requests per token (wrangler.toml `[[ratelimits]]`); absent = not limited. */
   RATE_LIMITER?: RateLimit;
+  /** Images and files of runs' input, keyed `tenant/session_id/media_id` (src/media). */
+  MEDIA: R2Bucket;
   /** Background runs (`{ tenant, session_id, run_id }` messages). */
   RUNS: Queue<RunMessage>;
   ENVIRONMENT?: string;

@@ -204,24 +204,19 @@ describe("POST /v1/agents", () => {
     expect(await listAll(token)).toEqual([]);
   });
 
-  it("answers 400 '<field> is not supported yet' for fields not built yet, after the shape is valid", async () => {
+  it("checks what the schema cannot after the shape: a budget needs a price", async () => {
     const token = await createTenantToken();
     const base = { provider: "mock", model: "mock-1" };
-    const cases: [Record<string, unknown>, string, RegExp][] = [
-      [{ ...base, output_schema: { type: "object", properties: { a: { type: "string" } } } }, "output_schema", /^output_schema is not supported yet$/],
-      [{ ...base, max_cost_usd: 2.5 }, "max_cost_usd", /needs a price for model mock-1/],
-      [{ ...base, compaction: { enabled: true, trigger_tokens: 120000, keep_last_messages: 8 } }, "compaction.enabled", /^compaction is not supported yet$/],
-      [{ ...base, compaction: {} }, "compaction.enabled", /^compaction is not supported yet$/],
-    ];
-    for (const [body, path, message] of cases) {
-      await expectInvalid(await api("/v1/agents", { body }, token), path, message);
-    }
-    // A shape error wins over "not supported yet".
-    const shape = await expectInvalid(await api("/v1/agents", { body: { ...base, compaction: { enabled: true }, max_steps: 0 } }, token), "max_steps");
-    expect(shape.message).not.toMatch(/not supported/);
+    await expectInvalid(await api("/v1/agents", { body: { ...base, max_cost_usd: 2.5 } }, token), "max_cost_usd", /needs a price for model mock-1/);
+    // A shape error wins over the later checks.
+    const shape = await expectInvalid(await api("/v1/agents", { body: { ...base, max_cost_usd: 2.5, max_steps: 0 } }, token), "max_steps");
+    expect(shape.message).not.toMatch(/needs a price/);
     expect(await listAll(token)).toEqual([]);
-    const stored = await createAgent({ retries: 0, max_cost_usd: null, output_schema: null, compaction: { enabled: false } }, token);
-    expect(stored).toMatchObject({ retries: 0, max_cost_usd: null, output_schema: null });
+    const stored = await createAgent(
+      { retries: 2, max_cost_usd: 1, prices: { input: 1, output: 2 }, compaction: { enabled: true, trigger_tokens: 5000, keep_last_messages: 4 } },
+      token,
+    );
+    expect(stored).toMatchObject({ retries: 2, max_cost_usd: 1, compaction: { enabled: true, trigger_tokens: 5000, keep_last_messages: 4 } });
   });
 
   it("applies the URL guard outside development (webhook url and base_url)", async () => {
@@ -313,8 +308,8 @@ describe("PATCH /v1/agents/{agent_id}", () => {
       [{ output_schema: { type: "array" } }, "output_schema.type"],
       [{ retries: 11 }, "retries"],
       [{ max_cost_usd: 1 }, "max_cost_usd"],
-      [{ compaction: { enabled: true } }, "compaction.enabled"],
-      [{ output_schema: { type: "object" } }, "output_schema"],
+      [{ compaction: { enabled: true, trigger_tokens: 5 } }, "compaction.trigger_tokens"],
+      [{ output_schema: { type: "object", properties: { a: { $ref: "#/nope" } } } }, "output_schema"],
     ];
     for (const [body, path] of cases) await expectInvalid(await patch(agent.id, body), path);
     expect((await patch(agent.id, "{oops")).status).toBe(400);

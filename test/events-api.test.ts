@@ -35,8 +35,9 @@ describe("GET …/runs/{run_id}/events (JSON)", () => {
     expect(stored.map((e) => e.type)).toEqual([
       "run_started",
       "model_request_started",
-      ...Array<string>(stored.length - 4).fill("content_delta"),
+      ...Array<string>(stored.length - 5).fill("content_delta"),
       "model_request_completed",
+      "checkpoint",
       "run_completed",
     ]);
     expect(stored.filter((e) => e.type === "content_delta").length).toBeGreaterThanOrEqual(12);

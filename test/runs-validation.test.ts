@@ -34,8 +34,8 @@ describe("bad input on the runs and sessions routes", () => {
       [runs, { body: { input: "hi", session_id: "has/slash" } }, 400, "session_id"],
       [runs, { body: { input: "hi", stream: "yes" } }, 400, "stream"],
       [runs, { body: { input: [{ type: "text" }] } }, 400],
-      [runs, { body: { input: [{ type: "image", media_type: "image/png", data: "AAAA" }] } }, 400, "input.0"],
-      [runs, { body: { input: "hi", output_schema: { type: "object" } } }, 400, "output_schema"],
+      [runs, { body: { input: [{ type: "image", media_type: "image/png", data: "AAAA" }] } }, 400, "input.0.data"],
+      [runs, { body: { input: "hi", output_schema: { type: "array" } } }, 400, "output_schema.type"],
       [runs, { body: { input: "hi" }, headers: { "idempotency-key": "k".repeat(256) } }, 400, "headers.idempotency-key"],
       [runs, { body: "{not json", headers: { "content-type": "application/json" } }, 400],
       [runs, { body: "input=hi", headers: { "content-type": "application/x-www-form-urlencoded" } }, 400, "content-type"],
@@ -48,7 +48,7 @@ describe("bad input on the runs and sessions routes", () => {
       [`${runs}/${paused.id}?wait=-1`, {}, 400, "query.wait"],
       [`${runs}/${paused.id}/continue`, { body: { tool_results: "x" } }, 400, "tool_results"],
       [`${runs}/${paused.id}/continue`, { body: { tool_results: [{ tool_call_id: "x" }] } }, 400, "tool_results.0.output"],
-      [`${runs}/${paused.id}/continue`, { body: { fork: true } }, 400, "fork"],
+      [`${runs}/${paused.id}/continue`, { body: { fork: true } }, 409],
       [`${runs}/${paused.id}/continue`, { body: { input: "more" } }, 400, "input"],
       [`${runs}/${paused.id}/continue`, { body: { continue_from: "last_user" } }, 400, "continue_from"],
       [`${runs}/${paused.id}/continue`, { body: { tool_results: [], extra: 1 } }, 400, "extra"],
@@ -74,22 +74,15 @@ describe("bad input on the runs and sessions routes", () => {
     await expectRejected(await api(`/v1/no/such/route`), 404);
   });
 
-  it("answers 501 for the routes of API.md that are not built yet", async () => {
+  it("never changes a finished run: continuing it without an input is 400 and stores nothing", async () => {
     const agent = await createAgent();
     const run = await runTurn(agent.id, { input: "hi" });
-    for (const path of [`/v1/agents/${agent.id}/runs/${run.id}/checkpoints`]) {
-      const response = await api(path);
-      expect(response.status, path).toBe(501);
-    }
-    expect((await api(`/v1/sessions/${run.session_id}/compact`, { method: "POST" })).status).toBe(501);
-  });
-
-  it("does not continue a finished run in place", async () => {
-    const agent = await createAgent();
-    const run = await runTurn(agent.id, { input: "hi" });
+    const before = await tableCounts();
     const continued = await api(`/v1/agents/${agent.id}/runs/${run.id}/continue`, { body: {} });
-    expect(continued.status).toBe(400);
-    expect((await continued.json<ErrorBody>()).error.message).toMatch(/not supported yet/);
+    await expectRejected(continued, 400, "input");
+    const withResults = await api(`/v1/agents/${agent.id}/runs/${run.id}/continue`, { body: { input: "x", tool_results: [{ tool_call_id: "t", output: "o" }] } });
+    await expectRejected(withResults, 400, "tool_results");
+    expect(await tableCounts()).toEqual(before);
     expect(await (await api(`/v1/agents/${agent.id}/runs/${run.id}`)).json()).toEqual(run);
   });
 });

@@ -1,6 +1,7 @@
 import { pricesOf } from "../providers/pricing";
 import { checkOutboundUrl } from "../tools/url-guard";
 import { MOCK_BASE_URL } from "./definition";
+import { schemaProblem } from "./output-validation";
 import type { AgentDefinition } from "./definition";
 
 /** A rule an agent breaks beyond its shape, at an API.md field path. */
@@ -9,7 +10,10 @@ export type DefinitionProblem = { path: string; message: string };
 /** The largest definition stored (D1 rows hold at most 2 MB). */
 export const MAX_DEFINITION_BYTES = 1_000_000;
 
-/** Checks what the schema cannot: outbound URLs (they depend on `ENVIRONMENT`) and the stored size. */
+/**
+ * Checks what the schema cannot: outbound URLs (they depend on `ENVIRONMENT`), an output schema
+ * the validator could not apply, and the stored size.
+ */
 export function definitionProblems(definition: AgentDefinition, environment: string | undefined): DefinitionProblem[] {
   const problems: DefinitionProblem[] = [];
   if (definition.base_url !== null && definition.base_url !== MOCK_BASE_URL) {
@@ -21,6 +25,8 @@ export function definitionProblems(definition: AgentDefinition, environment: str
     const reason = checkOutboundUrl(tool.url, environment);
     if (reason) problems.push({ path: `tools.${index}.url`, message: reason });
   });
+  const outputProblem = definition.output_schema === null ? null : schemaProblem(definition.output_schema);
+  if (outputProblem) problems.push({ path: "output_schema", message: outputProblem });
   if (definition.max_cost_usd !== null && definition.prices === null && pricesOf(definition.model) === null) {
     problems.push({
       path: "max_cost_usd",
@@ -32,15 +38,4 @@ export function definitionProblems(definition: AgentDefinition, environment: str
     problems.push({ path: "body", message: `the agent definition is ${bytes} bytes, over ${MAX_DEFINITION_BYTES}` });
   }
   return problems;
-}
-
-/**
- * Fields of API.md that no finished work has built yet, as `{ path, field }`; the API answers
- * `400 "<field> is not supported yet"`. Delete a line when its feature lands.
- */
-export function unbuiltFields(definition: AgentDefinition): { path: string; field: string }[] {
-  const unbuilt: { path: string; field: string }[] = [];
-  if (definition.output_schema !== null) unbuilt.push({ path: "output_schema", field: "output_schema" });
-  if (definition.compaction?.enabled) unbuilt.push({ path: "compaction.enabled", field: "compaction" });
-  return unbuilt;
 }

@@ -12,5 +12,7 @@ export { BUILTIN_TOOLS, TOOL_NAME, toolSchema, toolsSchema } from "./tools";
 export type { BuiltinTool, BuiltinToolName, ClientTool, Tool, WebhookTool } from "./tools";
 export { noParameters, objectJsonSchema } from "./json-schema";
 export type { ObjectJsonSchema } from "./json-schema";
-export { MAX_DEFINITION_BYTES, definitionProblems, unbuiltFields } from "./checks";
+export { MAX_OUTPUT_ERRORS, checkOutput, describeErrors, schemaProblem } from "./output-validation";
+export type { OutputCheck, OutputError } from "./output-validation";
+export { MAX_DEFINITION_BYTES, definitionProblems } from "./checks";
 export type { DefinitionProblem } from "./checks";

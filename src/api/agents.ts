@@ -6,13 +6,12 @@ import {
   agentSchema,
   definitionOf,
   definitionProblems,
-  unbuiltFields,
 } from "../agents";
 import type { Agent, AgentDefinition } from "../agents";
 import { newId, nowIso } from "../core/ids";
 import { deleteAgent, findAgent, insertAgent, listAgents, updateAgent } from "../db/agents";
 import { idempotentCreate } from "./idempotency";
-import { ApiError, fieldsOf, invalidFields, notFound, notSupportedYet } from "./errors";
+import { ApiError, fieldsOf, invalidFields, notFound } from "./errors";
 import { decodeCursor, listSchema, page, pageQuery } from "./pagination";
 import { authErrors, errorResponses } from "./responses";
 import { bearerSecurity, newRouter } from "./router";
@@ -80,12 +79,10 @@ const deleteAgentRoute = createRoute({
   responses: { 204: { description: "Deleted" }, 404: errorResponses[404], ...authErrors },
 });
 
-/** What the schema cannot check (outbound URLs, size), then fields not built yet: both are 400. */
+/** What the schema cannot check (outbound URLs, size, a budget's price): 400 naming the field. */
 function assertAcceptable(definition: AgentDefinition, environment: string | undefined): void {
   const problems = definitionProblems(definition, environment);
   if (problems.length > 0) throw invalidFields(problems, problems.map((p) => `${p.path} ${p.message}`).join("; "));
-  const [unbuilt] = unbuiltFields(definition);
-  if (unbuilt) throw notSupportedYet(unbuilt.path, unbuilt.field);
 }
 
 /** A changed definition is written only if no other change landed since it was read. */

@@ -12,6 +12,7 @@ export type ApiErrorType =
   | "payload_too_large"
   | "rate_limited"
   | "not_implemented"
+  | "provider_error"
   | "internal";
 
 const statusOf: Record<ApiErrorType, number> = {
@@ -26,6 +27,7 @@ const statusOf: Record<ApiErrorType, number> = {
   payload_too_large: 413,
   rate_limited: 429,
   not_implemented: 501,
+  provider_error: 502,
   internal: 500,
 };
 
@@ -66,14 +68,24 @@ export const notSupportedYet = (path: string, what = path) =>
 
 export const notFound = (what: string, id: string) => new ApiError("not_found", `${what} ${id} not found`);
 
+type Issue = ZodError["issues"][number];
+
 /** Turns a zod error into API.md's `details.fields`. */
 export function fieldsOf(error: ZodError, prefix: string[] = []): FieldError[] {
-  return error.issues.map((issue) => {
-    const path = [...prefix, ...issue.path.map(String)];
-    const unknownKeys = issue.code === "unrecognized_keys" ? issue.keys : [];
-    if (unknownKeys.length > 0) {
-      return { path: [...path, unknownKeys[0]].join("."), message: `unknown field${unknownKeys.length > 1 ? "s" : ""}: ${unknownKeys.join(", ")}` };
-    }
-    return { path: path.join("."), message: issue.message };
-  });
+  return error.issues.flatMap((issue) => fieldsOfIssue(issue, prefix));
+}
+
+function fieldsOfIssue(issue: Issue, prefix: string[]): FieldError[] {
+  const path = [...prefix, ...issue.path.map(String)];
+  if (issue.code === "invalid_union") {
+    // `string | Part[]`: name the field inside the one branch that got past the type check (`input.1.media_type`).
+    const reached = issue.errors.filter((branch) => !branch.every((inner) => inner.path.length === 0 && inner.code === "invalid_type"));
+    const [only] = reached;
+    if (reached.length === 1 && only) return only.flatMap((inner) => fieldsOfIssue(inner, path));
+  }
+  const unknownKeys = issue.code === "unrecognized_keys" ? issue.keys : [];
+  if (unknownKeys.length > 0) {
+    return [{ path: [...path, unknownKeys[0]].join("."), message: `unknown field${unknownKeys.length > 1 ? "s" : ""}: ${unknownKeys.join(", ")}` }];
+  }
+  return [{ path: path.join("."), message: issue.message }];
 }

@@ -25,6 +25,6 @@ export const healthRoutes = newRouter().openapi(health, async (c) => {
   } catch {
     db = "error";
   }
-  const bindings = { DB: db, SESSION: c.env.SESSION ? "ok" : "missing" };
+  const bindings = { DB: db, SESSION: c.env.SESSION ? "ok" : "missing", MEDIA: c.env.MEDIA ? "ok" : "missing" };
   return c.json({ ok: db === "ok", bindings }, 200);
 });

@@ -87,7 +87,8 @@ function onEvent(type, envelope) {
   if (envelope.session_id) state.sessionId = envelope.session_id;
   const data = envelope.data || {};
   if (type === "content_delta") $("output").textContent += data.text;
-  if (type === "retry") $("output").textContent = "";
+  // The text of a failed attempt, or of an answer held back for a repair, is void.
+  if (type === "retry" || type === "output_repair") $("output").textContent = "";
   if (type === "run_completed") setStatus("completed; session " + state.sessionId);
   if (type === "run_paused") setStatus("paused: the agent asked for a client tool");
   if (type === "run_cancelled") setStatus("cancelled", true);

@@ -24,6 +24,7 @@ export const errorResponses = {
   404: errorResponse("Unknown, deleted or another tenant's"),
   409: errorResponse("Already exists"),
   429: errorResponse("Over the token's request rate; see Retry-After"),
+  502: errorResponse("A model call Agentry made for the request failed (type provider_error)"),
 };
 
 /** A route of API.md that is not built yet answers 501. */

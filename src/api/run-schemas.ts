@@ -1,15 +1,12 @@
 import { z } from "@hono/zod-openapi";
+import { objectJsonSchema } from "../agents";
 import { CLIENT_ID } from "../core/ids";
+import { contentPart } from "../media/part-schemas";
 
-const textPart = z.strictObject({ type: z.literal("text"), text: z.string() });
-/** Images and files (API.md content parts) come with the media issue; their shape is accepted here to name them. */
-const mediaPart = z.looseObject({ type: z.enum(["image", "file"]) });
-
-export const contentPart = z.union([textPart, mediaPart]).openapi("ContentPart");
-
+/** More than 20 parts is a 413 (API.md), counted by parseInput, not a 400 of the schema. */
 export const runInput = z
-  .union([z.string(), z.array(contentPart).min(1).max(20)])
-  .openapi({ description: "A string, or an array of content parts" });
+  .union([z.string(), z.array(contentPart).min(1)])
+  .openapi({ description: "A string, or an array of content parts (at most 20)" });
 
 const clientId = z.string().regex(CLIENT_ID, "must match ^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$");
 
@@ -19,7 +16,8 @@ export const createRunBody = z
     session_id: clientId.optional(),
     stream: z.boolean().default(false),
     background: z.boolean().default(false),
-    output_schema: z.record(z.string(), z.unknown()).nullable().optional(),
+    /** Overrides the agent's for this run; null is the same as absent. */
+    output_schema: objectJsonSchema.nullable().optional(),
     metadata: z.record(z.string(), z.unknown()).default({}),
   })
   .openapi("CreateRun");
@@ -35,6 +33,7 @@ export const continueRunBody = z
       .default([]),
     stream: z.boolean().default(false),
     background: z.boolean().default(false),
+    metadata: z.record(z.string(), z.unknown()).default({}),
   })
   .openapi("ContinueRun");
 
@@ -63,7 +62,15 @@ export const runSchema = z
     status: z.enum(["pending", "running", "paused", "completed", "cancelled", "error"]),
     input: z.array(z.record(z.string(), z.unknown())),
     output: z.unknown(),
-    error: z.object({ type: z.string(), message: z.string(), retryable: z.boolean(), status: z.number().optional() }).nullable(),
+    error: z
+      .object({
+        type: z.string(),
+        message: z.string(),
+        retryable: z.boolean(),
+        status: z.number().optional(),
+        errors: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
+      })
+      .nullable(),
     required_actions: z.array(z.object({ tool_call_id: z.string(), name: z.string(), arguments: z.unknown() })),
     parent_run_id: z.string().nullable(),
     forked_from_checkpoint: z.string().nullable(),

@@ -2,18 +2,18 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { CLIENT_ID, newId } from "../core/ids";
 import { findAgent } from "../db/agents";
 import { findRun, listRuns } from "../db/runs";
+import { parseInput, resolveInput } from "../media";
 import { isActive, renderRun, type InputPart } from "../session/run-record";
 import type { RunAnswer } from "../session/protocol";
-import { ApiError, notFound, notSupportedYet } from "./errors";
+import { notFound, notSupportedYet } from "./errors";
 import { idempotentPlan } from "./idempotency";
+import { runOutputSchema } from "./run-output-schema";
 import { decodeCursor, listSchema, page, pageQuery } from "./pagination";
-import { authErrors, errorResponses, notBuiltResponse } from "./responses";
+import { authErrors, errorResponses } from "./responses";
 import { bearerSecurity, newRouter } from "./router";
 import { continueRunBody, createRunBody, runSchema } from "./run-schemas";
+import { startWithMedia } from "./run-input";
 import { callSession, unwrap } from "./session-client";
-
-/** A run's text input is capped so that its transcript row stays well under D1's 2 MB row limit. */
-const MAX_INPUT_CHARS = 1_000_000;
 
 /** How long a replayed continue waits for the run to stop before answering its state. */
 const REPLAY_WAIT_MS = 10 * 60 * 1000;
@@ -28,17 +28,12 @@ const runOrStream = {
   content: { "application/json": { schema: runSchema }, "text/event-stream": { schema: z.string() } },
 };
 
-function normalizeInput(input: z.infer<typeof createRunBody>["input"]): InputPart[] {
-  const parts = typeof input === "string" ? [{ type: "text" as const, text: input }] : input;
-  const text: InputPart[] = [];
-  for (const [i, part] of parts.entries()) {
-    if (part.type !== "text" || typeof part.text !== "string") throw notSupportedYet(`input.${i}`, `${String(part.type)} content parts`);
-    text.push({ type: "text", text: part.text });
-  }
-  if (text.reduce((n, p) => n + p.text.length, 0) > MAX_INPUT_CHARS) {
-    throw new ApiError("payload_too_large", `A run's text input is limited to ${MAX_INPUT_CHARS} characters`);
-  }
-  return text;
+/** A continue's input: checked like a turn's (parseInput); its media are not stored on continue yet. */
+function normalizeInput(input: z.infer<typeof createRunBody>["input"], environment: string | undefined): InputPart[] {
+  return parseInput(input, environment).map((part, i) => {
+    if (part.type !== "text") throw notSupportedYet(`input.${i}`, "Image and file parts on continue");
+    return part;
+  });
 }
 
 function respond(answer: RunAnswer): Response {
@@ -111,44 +106,61 @@ const continueRun = createRoute({
   method: "post",
   path: "/agents/{agent_id}/runs/{run_id}/continue",
   tags: ["runs"],
-  summary: "Resume a paused run with the client's tool results",
+  summary: "Resume a paused run with tool results, or branch a finished run from a checkpoint or its last user message",
   security: bearerSecurity,
   request: { params: runParams, body: { required: true, content: { "application/json": { schema: continueRunBody } } } },
   responses: { 200: runOrStream, ...errors },
 });
 
-const notBuilt = (path: string, summary: string) =>
-  createRoute({
-    method: "get",
-    path,
-    tags: ["runs"],
-    summary,
-    security: bearerSecurity,
-    request: { params: runParams },
-    responses: { 501: notBuiltResponse, ...errors },
-  });
+const checkpointSchema = z
+  .object({
+    id: z.string(),
+    run_id: z.string(),
+    step: z.number(),
+    after: z.enum(["tool_result", "end"]),
+    tool_call_id: z.string().nullable(),
+    tool_name: z.string().nullable(),
+    message_index: z.number(),
+    created_at: z.string(),
+  })
+  .openapi("Checkpoint");
+
+const checkpointsRoute = createRoute({
+  method: "get",
+  path: "/agents/{agent_id}/runs/{run_id}/checkpoints",
+  tags: ["runs"],
+  summary: "The run's checkpoints: after each tool step, and at its end",
+  security: bearerSecurity,
+  request: { params: runParams },
+  responses: { 200: { description: "Checkpoints in order", content: { "application/json": { schema: z.object({ data: z.array(checkpointSchema) }) } } }, ...errors },
+});
 
 export const runRoutes = newRouter()
   .openapi(createRun, async (c) => {
     const { agent_id } = c.req.valid("param");
     const body = c.req.valid("json");
-    if (body.output_schema != null) throw notSupportedYet("output_schema");
-    const input = normalizeInput(body.input);
+    const output_schema = runOutputSchema(body.output_schema);
+    const parsed = parseInput(body.input, c.env.ENVIRONMENT);
     const tenant = c.get("tenant");
     const agent = await findAgent(c.env.DB, tenant, agent_id);
     if (!agent) throw notFound("Agent", agent_id);
+    const parts = await resolveInput(parsed, c.env.ENVIRONMENT);
     const { plan } = await idempotentPlan(c, body, { session_id: body.session_id ?? newId("ses"), run_id: newId("run") }, runPlan);
-    const answer = await callSession(c.env, tenant, plan.session_id, (stub) =>
-      stub.startRun({
-        tenant,
-        session_id: plan.session_id,
-        run_id: plan.run_id,
-        agent,
-        input,
-        metadata: body.metadata,
-        stream: body.stream,
-        background: body.background,
-      }),
+    // Media are written to R2 only now, every check passed, and deleted again if the session refuses the turn.
+    const answer = await startWithMedia(c.env, { tenant, ...plan }, parts, (input) =>
+      callSession(c.env, tenant, plan.session_id, (stub) =>
+        stub.startRun({
+          tenant,
+          session_id: plan.session_id,
+          run_id: plan.run_id,
+          agent,
+          input,
+          output_schema,
+          metadata: body.metadata,
+          stream: body.stream,
+          background: body.background,
+        }),
+      ),
     );
     if (body.background && !body.stream) {
       const { run } = unwrap(answer);
@@ -199,27 +211,56 @@ export const runRoutes = newRouter()
   .openapi(continueRun, async (c) => {
     const { agent_id, run_id } = c.req.valid("param");
     const body = c.req.valid("json");
-    if (body.continue_from !== undefined && body.continue_from !== "end") throw notSupportedYet("continue_from");
-    if (body.fork !== undefined) throw notSupportedYet("fork");
-    if (body.input !== undefined) throw notSupportedYet("input", "A new input on continue");
-    if (body.background) throw notSupportedYet("background");
     const tenant = c.get("tenant");
     const stored = await findRun(c.env.DB, tenant, agent_id, run_id);
     if (!stored) throw notFound("Run", run_id);
+    const agent = await findAgent(c.env.DB, tenant, agent_id);
+    if (!agent) throw notFound("Agent", agent_id);
+    const input = body.input === undefined ? null : normalizeInput(body.input, c.env.ENVIRONMENT);
     const identity = { tenant, session_id: stored.session_id };
-    const { replay } = await idempotentPlan(c, body, { run_id }, z.object({ run_id: z.string() }));
+    const { plan, replay } = await idempotentPlan(c, body, { run_id: newId("run") }, z.object({ run_id: z.string() }));
     if (replay) {
-      // The first continue was taken: answer the run as it stops, as the first answer did.
-      const result = await callSession(c.env, tenant, stored.session_id, (stub) => stub.waitForRun(identity, run_id, REPLAY_WAIT_MS), {
-        idempotent: true,
-      });
-      return c.json(unwrap(result).run, 200);
+      const branch = await callSession(c.env, tenant, stored.session_id, (stub) => stub.getRun(identity, plan.run_id), { idempotent: true });
+      if (!branch.ok) {
+        // The first request continued the paused run in place: answer it as it stops, as the first answer did.
+        const result = await callSession(c.env, tenant, stored.session_id, (stub) => stub.waitForRun(identity, run_id, REPLAY_WAIT_MS), {
+          idempotent: true,
+        });
+        return c.json(unwrap(result).run, 200);
+      }
     }
     const answer = await callSession(c.env, tenant, stored.session_id, (stub) =>
-      stub.continueRun({ ...identity, run_id, tool_results: body.tool_results, stream: body.stream }),
+      stub.continueRun({
+        ...identity,
+        run_id,
+        tool_results: body.tool_results,
+        stream: body.stream,
+        continue_from: body.continue_from,
+        fork: body.fork,
+        input,
+        background: body.background,
+        metadata: body.metadata,
+        agent,
+        new_run_id: plan.run_id,
+      }),
     );
+    if (body.background && !body.stream) {
+      const { run } = unwrap(answer);
+      return c.json({ run_id: run.id, session_id: run.session_id, status: run.status }, 202);
+    }
     return respond(answer);
   })
-  .openapi(notBuilt("/agents/{agent_id}/runs/{run_id}/checkpoints", "Checkpoints of a run (not built yet)"), () => {
-    throw new ApiError("not_implemented", "GET …/runs/{run_id}/checkpoints is not supported yet");
+  .openapi(checkpointsRoute, async (c) => {
+    const { agent_id, run_id } = c.req.valid("param");
+    const tenant = c.get("tenant");
+    const stored = await findRun(c.env.DB, tenant, agent_id, run_id);
+    if (!stored) throw notFound("Run", run_id);
+    const result = await callSession(
+      c.env,
+      tenant,
+      stored.session_id,
+      (stub) => stub.getCheckpoints({ tenant, session_id: stored.session_id }, run_id),
+      { idempotent: true },
+    );
+    return c.json({ data: unwrap(result).checkpoints }, 200);
   });

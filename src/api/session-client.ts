@@ -20,6 +20,8 @@ export type SessionApi = Pick<
   | "executeRun"
   | "failPendingRun"
   | "sweepRun"
+  | "getCheckpoints"
+  | "compactSession"
   | "readEvents"
   | "watchEvents"
   | "fetch"

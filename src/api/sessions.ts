@@ -4,9 +4,10 @@ import { findSession, listSessions } from "../db/sessions";
 import { isActive } from "../session/run-record";
 import type { SessionView } from "../session/protocol";
 import { sumMetrics } from "../session/session-view";
-import { ApiError, notFound } from "./errors";
+import { notFound } from "./errors";
 import { decodeCursor, listSchema, page, pageQuery } from "./pagination";
-import { authErrors, errorResponses, notBuiltResponse } from "./responses";
+import { findAgent } from "../db/agents";
+import { authErrors, errorResponses } from "./responses";
 import { bearerSecurity, newRouter } from "./router";
 import { metricsSchema } from "./run-schemas";
 import { callSession, unwrap } from "./session-client";
@@ -62,7 +63,16 @@ const transcriptRoute = createRoute({
   tags: ["sessions"],
   summary: "The provider-neutral messages the next turn will send",
   security: bearerSecurity,
-  request: { params: sessionParams, query: z.strictObject({ run_id: z.string().regex(CLIENT_ID, "not a valid run id").optional() }) },
+  request: {
+    params: sessionParams,
+    query: z.strictObject({
+      run_id: z.string().regex(CLIENT_ID, "not a valid run id").optional(),
+      full: z
+        .enum(["true", "false"])
+        .optional()
+        .openapi({ description: "true: every message of the branch, without replacing compacted ones by their summary" }),
+    }),
+  },
   responses: {
     200: { description: "Messages in order", content: { "application/json": { schema: z.object({ data: z.array(messageSchema) }) } } },
     ...errors,
@@ -79,16 +89,27 @@ const deleteRoute = createRoute({
   responses: { 204: { description: "Deleted" }, ...errors },
 });
 
-const notBuilt = (method: "get" | "post", path: string, summary: string) =>
-  createRoute({
-    method,
-    path,
-    tags: ["sessions"],
-    summary,
-    security: bearerSecurity,
-    request: { params: sessionParams },
-    responses: { 501: notBuiltResponse, ...errors },
-  });
+const compactRoute = createRoute({
+  method: "post",
+  path: "/sessions/{session_id}/compact",
+  tags: ["sessions"],
+  summary: "Summarise the session's older messages now; later turns send the summary instead",
+  security: bearerSecurity,
+  request: { params: sessionParams },
+  responses: {
+    200: {
+      description: "The compaction (summary null and 0 messages when there was too little to compact)",
+      content: {
+        "application/json": {
+          schema: z.object({ summary: z.string().nullable(), compacted_messages: z.number(), tokens_before: z.number(), tokens_after: z.number() }),
+        },
+      },
+    },
+    409: { ...errorResponses[409], description: "A run of the session is in progress" },
+    502: errorResponses[502],
+    ...errors,
+  },
+});
 
 /** Looks the session up in the tenant's mirror first: a foreign or unknown session is 404. */
 async function ownedSession(env: { DB: D1Database }, tenant: string, id: string) {
@@ -126,10 +147,10 @@ export const sessionRoutes = newRouter()
   })
   .openapi(transcriptRoute, async (c) => {
     const { session_id } = c.req.valid("param");
-    const { run_id } = c.req.valid("query");
+    const { run_id, full } = c.req.valid("query");
     const tenant = c.get("tenant");
     await ownedSession(c.env, tenant, session_id);
-    const result = await callSession(c.env, tenant, session_id, (stub) => stub.getTranscript({ tenant, session_id }, run_id ?? null), {
+    const result = await callSession(c.env, tenant, session_id, (stub) => stub.getTranscript({ tenant, session_id }, run_id ?? null, full === "true"), {
       idempotent: true,
     });
     return c.json({ data: unwrap(result).messages }, 200);
@@ -142,6 +163,12 @@ export const sessionRoutes = newRouter()
     unwrap(result);
     return c.body(null, 204);
   })
-  .openapi(notBuilt("post", "/sessions/{session_id}/compact", "Compact the session (not built yet)"), () => {
-    throw new ApiError("not_implemented", "POST /v1/sessions/{session_id}/compact is not supported yet");
+  .openapi(compactRoute, async (c) => {
+    const { session_id } = c.req.valid("param");
+    const tenant = c.get("tenant");
+    const session = await ownedSession(c.env, tenant, session_id);
+    const agent = await findAgent(c.env.DB, tenant, session.agentId);
+    if (!agent) throw notFound("Agent", session.agentId);
+    const result = await callSession(c.env, tenant, session_id, (stub) => stub.compactSession({ tenant, session_id }, agent));
+    return c.json(unwrap(result).report, 200);
   });

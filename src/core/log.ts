@@ -8,7 +8,9 @@ export type LogEvent =
   | { event: "sweep"; stale_runs: number; events_deleted: number }
   | { event: "outbox_failed"; session_id: string; message: string }
   | { event: "alarm_failed"; message: string }
-  | { event: "session_rebuilt"; session_id: string; messages: number; runs: number };
+  | { event: "session_rebuilt"; session_id: string; messages: number; runs: number }
+  | { event: "media_missing"; session_id: string; media_id: string }
+  | { event: "media_kept"; session_id: string; run_id: string; objects: number; reason: string };
 
 export function log(entry: LogEvent): void {
   console.log(JSON.stringify({ at: new Date().toISOString(), ...entry }));

@@ -32,7 +32,22 @@ export type ReasoningBlock = {
   provider_data?: Record<string, unknown>;
 };
 
-export type Block = TextBlock | ToolCallBlock | ToolResultBlock | ReasoningBlock;
+type MediaFields = {
+  media_type: string;
+  media_id: string;
+  /** Decoded bytes. */
+  size?: number;
+  /** A file's name. */
+  name?: string;
+};
+
+/**
+ * An image or file of a user's input. The bytes are in R2 (`tenant/session_id/media_id`,
+ * src/media); adapters load them before the call and convert them to the provider's format.
+ */
+export type MediaBlock = ({ type: "image" } & MediaFields) | ({ type: "file" } & MediaFields);
+
+export type Block = TextBlock | MediaBlock | ToolCallBlock | ToolResultBlock | ReasoningBlock;
 
 export type Role = "user" | "assistant" | "tool";
 

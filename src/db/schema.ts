@@ -68,6 +68,9 @@ export const runs = sqliteTable(
   (t) => [
     index("runs_by_agent").on(t.tenant, t.agentId, t.createdAt, t.id),
     index("runs_by_session").on(t.tenant, t.sessionId, t.createdAt, t.id),
+    // The usage roll-up and the stuck-run sweep read runs by time.
+    index("runs_by_time").on(t.createdAt),
+    index("runs_by_status").on(t.status, t.updatedAt),
   ],
 );
 
@@ -138,4 +141,25 @@ export const idempotencyKeys = sqliteTable(
     createdAt: text().notNull(),
   },
   (t) => [primaryKey({ columns: [t.tenant, t.key] }), index("idempotency_by_age").on(t.createdAt)],
+);
+
+/**
+ * Compaction summaries (API.md: Compaction): the summary of a branch's messages up to
+ * `to_idx`, which later turns send instead of them. Transcript rows are never deleted.
+ */
+export const compactions = sqliteTable(
+  "compactions",
+  {
+    tenant: text().notNull(),
+    sessionId: text().notNull(),
+    id: text().notNull(),
+    runId: text().notNull(),
+    fromIdx: integer().notNull(),
+    toIdx: integer().notNull(),
+    summary: text().notNull(),
+    tokensBefore: integer().notNull(),
+    tokensAfter: integer().notNull(),
+    createdAt: text().notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.tenant, t.sessionId, t.id] })],
 );

@@ -4,9 +4,11 @@ import type {
   TextBlockParam,
   Tool,
 } from "@anthropic-ai/sdk/resources/messages";
-import type { Block, Message } from "../core/messages";
+import type { Block, MediaBlock, Message } from "../core/messages";
+import { isImageType } from "../media/limits";
+import { decodeText, isTextFile, mediaNote } from "./media-parts";
 import { toolArgumentsObject, wireToolCallId } from "./tool-calls";
-import type { ToolSpec } from "./types";
+import type { MediaData, ToolSpec } from "./types";
 
 /** The system prompt as one text block marked for prompt caching. */
 export function toAnthropicSystem(instructions: string | undefined): TextBlockParam[] | undefined {
@@ -31,11 +33,11 @@ export function toAnthropicTools(tools: ToolSpec[]): Tool[] {
  * requires); plain user turns stay separate messages, as the transcript has them (the API
  * accepts consecutive user messages), so a reader can still tell the last one apart.
  */
-export function toAnthropicMessages(messages: Message[]): MessageParam[] {
+export function toAnthropicMessages(messages: Message[], media: Record<string, MediaData> = {}): MessageParam[] {
   const out: MessageParam[] = [];
   for (const message of messages) {
     const role = message.role === "assistant" ? "assistant" : "user";
-    const blocks = message.content.flatMap(toAnthropicBlock);
+    const blocks = message.content.flatMap((block) => toAnthropicBlock(block, media));
     if (blocks.length === 0) continue;
     const last = out[out.length - 1];
     const mergeable = (content: ContentBlockParam[]) => role === "assistant" || content.some((b) => b.type === "tool_result");
@@ -48,10 +50,13 @@ export function toAnthropicMessages(messages: Message[]): MessageParam[] {
   return out;
 }
 
-function toAnthropicBlock(block: Block): ContentBlockParam[] {
+function toAnthropicBlock(block: Block, media: Record<string, MediaData>): ContentBlockParam[] {
   switch (block.type) {
     case "text":
       return block.text ? [{ type: "text", text: block.text }] : [];
+    case "image":
+    case "file":
+      return [anthropicMedia(block, media[block.media_id])];
     case "tool_call":
       return [
         {
@@ -73,6 +78,26 @@ function toAnthropicBlock(block: Block): ContentBlockParam[] {
     case "reasoning":
       return anthropicThinking(block);
   }
+}
+
+/**
+ * Images as base64 `image` blocks; PDFs as base64 `document` blocks; text and Markdown files
+ * as `document` blocks with a text source (Anthropic's plain-text documents are `text/plain`),
+ * titled with the file's name.
+ */
+function anthropicMedia(block: MediaBlock, data: MediaData | undefined): ContentBlockParam {
+  if (!data) return { type: "text", text: mediaNote(block) };
+  const title = block.name ? { title: block.name } : {};
+  if (block.type === "image" && isImageType(data.media_type)) {
+    return { type: "image", source: { type: "base64", media_type: data.media_type, data: data.data } };
+  }
+  if (data.media_type === "application/pdf") {
+    return { type: "document", source: { type: "base64", media_type: "application/pdf", data: data.data }, ...title };
+  }
+  if (isTextFile(data.media_type)) {
+    return { type: "document", source: { type: "text", media_type: "text/plain", data: decodeText(data) }, ...title };
+  }
+  return { type: "text", text: mediaNote(block) };
 }
 
 /** Thinking blocks must go back exactly as Anthropic signed them; others' reasoning is dropped. */

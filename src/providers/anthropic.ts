@@ -31,7 +31,7 @@ export class AnthropicProvider implements ModelProvider {
         {
           model: request.model,
           max_tokens: request.max_output_tokens,
-          messages: toAnthropicMessages(request.messages),
+          messages: toAnthropicMessages(request.messages, request.media),
           ...(request.instructions ? { system: toAnthropicSystem(request.instructions) } : {}),
           ...(request.tools.length > 0 ? { tools: toAnthropicTools(request.tools) } : {}),
           ...(request.output_schema

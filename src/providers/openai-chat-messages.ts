@@ -1,11 +1,13 @@
 import type {
+  ChatCompletionContentPart,
   ChatCompletionFunctionTool,
   ChatCompletionMessageFunctionToolCall,
   ChatCompletionMessageParam,
 } from "openai/resources/chat/completions";
-import type { Message } from "../core/messages";
+import type { MediaBlock, Message } from "../core/messages";
+import { dataUrl, framedText, isTextFile, mediaNote } from "./media-parts";
 import { stringifyToolArguments, wireToolCallId } from "./tool-calls";
-import type { ToolSpec } from "./types";
+import type { MediaData, ToolSpec } from "./types";
 
 /** OpenAI limits Chat Completions tool call ids to 40 characters. */
 const CHAT_ID_LENGTH = 40;
@@ -28,7 +30,11 @@ export function toChatTools(tools: ToolSpec[]): ChatCompletionFunctionTool[] {
  * message per result. Reasoning is not sent back (compatible endpoints reject or ignore it).
  * Text is sent as plain strings, which every compatible endpoint accepts.
  */
-export function toChatMessages(instructions: string | undefined, messages: Message[]): ChatCompletionMessageParam[] {
+export function toChatMessages(
+  instructions: string | undefined,
+  messages: Message[],
+  media: Record<string, MediaData> = {},
+): ChatCompletionMessageParam[] {
   const out: ChatCompletionMessageParam[] = instructions ? [{ role: "system", content: instructions }] : [];
   for (const message of messages) {
     const text = message.content.flatMap((b) => (b.type === "text" && b.text ? [b.text] : [])).join("\n\n");
@@ -51,9 +57,32 @@ export function toChatMessages(instructions: string | undefined, messages: Messa
       if (text || calls.length > 0) {
         out.push({ role: "assistant", content: text || null, ...(calls.length > 0 ? { tool_calls: calls } : {}) });
       }
+    } else if (message.content.some((b) => b.type === "image" || b.type === "file")) {
+      out.push({ role: "user", content: chatUserParts(message, media) });
     } else if (text) {
       out.push({ role: "user", content: text });
     }
   }
   return out;
+}
+
+/** A user message with media as content parts, in block order (text-only messages stay plain strings). */
+function chatUserParts(message: Message, media: Record<string, MediaData>): ChatCompletionContentPart[] {
+  return message.content.flatMap((block): ChatCompletionContentPart[] => {
+    if (block.type === "text") return block.text ? [{ type: "text", text: block.text }] : [];
+    if (block.type === "image" || block.type === "file") return [chatMedia(block, media[block.media_id])];
+    return [];
+  });
+}
+
+/**
+ * Images as `image_url` data URLs; PDFs as `file` parts (`file_data` data URL + `filename`);
+ * text and Markdown files as a framed text part, which every compatible endpoint reads
+ * (few of them take `file` parts).
+ */
+function chatMedia(block: MediaBlock, data: MediaData | undefined): ChatCompletionContentPart {
+  if (!data) return { type: "text", text: mediaNote(block) };
+  if (block.type === "image") return { type: "image_url", image_url: { url: dataUrl(data) } };
+  if (isTextFile(data.media_type)) return { type: "text", text: framedText(block, data) };
+  return { type: "file", file: { file_data: dataUrl(data), filename: block.name ?? block.media_id } };
 }

@@ -6,6 +6,7 @@ import { createOpenAIClient } from "./openai-client";
 import { toChatMessages, toChatTools } from "./openai-chat-messages";
 import { ChatAccumulator } from "./openai-chat-stream";
 import type { SdkClientConfig } from "./sdk-config";
+import { isStrictSchema } from "./strict-schema";
 import type { ModelCallOptions, ModelProvider, ModelRequest, ModelResponse } from "./types";
 
 /**
@@ -28,7 +29,7 @@ export class OpenAIChatProvider implements ModelProvider {
       const stream = await this.#client.chat.completions.create(
         {
           model: request.model,
-          messages: toChatMessages(request.instructions, request.messages),
+          messages: toChatMessages(request.instructions, request.messages, request.media),
           max_tokens: request.max_output_tokens,
           ...(request.tools.length > 0 ? { tools: toChatTools(request.tools) } : {}),
           ...(request.cache_key ? { prompt_cache_key: request.cache_key } : {}),
@@ -36,7 +37,7 @@ export class OpenAIChatProvider implements ModelProvider {
             ? {
                 response_format: {
                   type: "json_schema",
-                  json_schema: { name: "output", schema: request.output_schema, strict: false },
+                  json_schema: { name: "output", schema: request.output_schema, strict: isStrictSchema(request.output_schema) },
                 },
               }
             : {}),

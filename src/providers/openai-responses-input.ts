@@ -1,7 +1,8 @@
-import type { FunctionTool, ResponseInputItem } from "openai/resources/responses/responses";
-import type { Block, Message } from "../core/messages";
+import type { FunctionTool, ResponseInputContent, ResponseInputItem } from "openai/resources/responses/responses";
+import type { Block, MediaBlock, Message } from "../core/messages";
+import { dataUrl, mediaNote } from "./media-parts";
 import { stringifyToolArguments, wireToolCallId } from "./tool-calls";
-import type { ToolSpec } from "./types";
+import type { MediaData, ToolSpec } from "./types";
 
 /** Neutral tools as Responses function tools (not strict: our schemas are plain JSON Schema). */
 export function toResponsesTools(tools: ToolSpec[]): FunctionTool[] {
@@ -21,11 +22,11 @@ export function toResponsesTools(tools: ToolSpec[]): FunctionTool[] {
  * `function_call_output` items. Reasoning goes back only when it is OpenAI's own item
  * (a `function_call` sent with its `fc_` id needs the reasoning item that preceded it).
  */
-export function toResponsesInput(messages: Message[]): ResponseInputItem[] {
+export function toResponsesInput(messages: Message[], media: Record<string, MediaData> = {}): ResponseInputItem[] {
   const items: ResponseInputItem[] = [];
   for (const message of messages) {
     const role = message.role === "assistant" ? "assistant" : "user";
-    let text: string[] = [];
+    let text: (string | ResponseInputContent)[] = [];
     const flush = () => {
       if (text.length > 0) items.push(textMessage(role, text));
       text = [];
@@ -33,6 +34,11 @@ export function toResponsesInput(messages: Message[]): ResponseInputItem[] {
     for (const block of message.content) {
       if (block.type === "text") {
         if (block.text) text.push(block.text);
+        continue;
+      }
+      if (block.type === "image" || block.type === "file") {
+        // Media is user input: it stays in the user message, in order with its text.
+        text.push(responsesMedia(block, media[block.media_id]));
         continue;
       }
       flush();
@@ -44,12 +50,23 @@ export function toResponsesInput(messages: Message[]): ResponseInputItem[] {
   return items;
 }
 
-function textMessage(role: "user" | "assistant", parts: string[]): ResponseInputItem {
-  if (role === "assistant") return { type: "message", role, content: parts.join("\n\n") };
-  return { type: "message", role, content: parts.map((text) => ({ type: "input_text" as const, text })) };
+function textMessage(role: "user" | "assistant", parts: (string | ResponseInputContent)[]): ResponseInputItem {
+  if (role === "assistant") return { type: "message", role, content: parts.filter((p) => typeof p === "string").join("\n\n") };
+  return {
+    type: "message",
+    role,
+    content: parts.map((part) => (typeof part === "string" ? { type: "input_text" as const, text: part } : part)),
+  };
 }
 
-function toItem(block: Exclude<Block, { type: "text" }>): ResponseInputItem | null {
+/** Images as `input_image` data URLs; files (PDF, text, Markdown) as `input_file` with `file_data` and `filename`. */
+function responsesMedia(block: MediaBlock, data: MediaData | undefined): ResponseInputContent {
+  if (!data) return { type: "input_text", text: mediaNote(block) };
+  if (block.type === "image") return { type: "input_image", image_url: dataUrl(data), detail: "auto" };
+  return { type: "input_file", file_data: dataUrl(data), filename: block.name ?? block.media_id };
+}
+
+function toItem(block: Exclude<Block, { type: "text" | "image" | "file" }>): ResponseInputItem | null {
   switch (block.type) {
     case "tool_call": {
       const id = block.provider_data?.["id"];

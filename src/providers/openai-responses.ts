@@ -6,6 +6,7 @@ import { createOpenAIClient } from "./openai-client";
 import { toResponsesInput, toResponsesTools } from "./openai-responses-input";
 import { deltaOf, normalizeUsage, stopReason, toBlocks } from "./openai-responses-output";
 import type { SdkClientConfig } from "./sdk-config";
+import { isStrictSchema } from "./strict-schema";
 import type { ModelCallOptions, ModelProvider, ModelRequest, ModelResponse } from "./types";
 
 /** The OpenAI Responses API, streamed, through `openai`. */
@@ -25,13 +26,13 @@ export class OpenAIResponsesProvider implements ModelProvider {
       const stream = await this.#client.responses.create(
         {
           model: request.model,
-          input: toResponsesInput(request.messages),
+          input: toResponsesInput(request.messages, request.media),
           max_output_tokens: request.max_output_tokens,
           ...(request.instructions ? { instructions: request.instructions } : {}),
           ...(request.tools.length > 0 ? { tools: toResponsesTools(request.tools) } : {}),
           ...(request.cache_key ? { prompt_cache_key: request.cache_key } : {}),
           ...(request.output_schema
-            ? { text: { format: { type: "json_schema", name: "output", schema: request.output_schema, strict: false } } }
+            ? { text: { format: { type: "json_schema", name: "output", schema: request.output_schema, strict: isStrictSchema(request.output_schema) } } }
             : {}),
           stream: true,
         },

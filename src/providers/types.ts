@@ -5,6 +5,9 @@ export type ProviderName = "anthropic" | "openai" | "openai-chat";
 /** A tool as the model sees it. */
 export type ToolSpec = { name: string; description?: string; parameters: Record<string, unknown> };
 
+/** The bytes of one media block, loaded from R2 for a call: base64 of `media_type`. */
+export type MediaData = { media_type: string; data: string };
+
 /** One model call, provider-neutral. */
 export type ModelRequest = {
   model: string;
@@ -18,6 +21,8 @@ export type ModelRequest = {
   cache_key?: string;
   /** JSON Schema (root type object) the answer must follow: the provider's structured output. */
   output_schema?: Record<string, unknown>;
+  /** The bytes of the messages' image and file blocks, by media_id; a block without its bytes is sent as a text note. */
+  media?: Record<string, MediaData>;
 };
 
 /** What an adapter reports while the answer streams in. */

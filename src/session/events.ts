@@ -22,6 +22,8 @@ export type RunEventType =
   | "retry"
   | "compaction"
   | "model_request_completed"
+  /** Agentry's: the step's final answer missed the output schema; its text is void, a repair call follows. */
+  | "output_repair"
   | "run_paused"
   | "run_continued"
   | "run_completed"

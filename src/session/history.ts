@@ -5,7 +5,7 @@ import type { Block, Message, ToolCallBlock } from "../core/messages";
  * without results) stays in the transcript but is not sent: every provider rejects a tool
  * call without its result, or a result without its call.
  */
-export function sendableHistory(messages: Message[]): Message[] {
+export function sendableHistory<M extends Message>(messages: M[]): M[] {
   const calls = new Set<string>();
   const results = new Set<string>();
   for (const m of messages) {
@@ -16,9 +16,7 @@ export function sendableHistory(messages: Message[]): Message[] {
   }
   const keep = (b: Block) =>
     (b.type !== "tool_call" || results.has(b.tool_call_id)) && (b.type !== "tool_result" || calls.has(b.tool_call_id));
-  return messages
-    .map((m) => ({ role: m.role, content: m.content.filter(keep) }))
-    .filter((m) => m.content.length > 0);
+  return messages.map((m) => ({ ...m, content: m.content.filter(keep) })).filter((m) => m.content.length > 0);
 }
 
 export const toolCallsOf = (message: Message): ToolCallBlock[] =>

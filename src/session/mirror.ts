@@ -73,6 +73,7 @@ export const mirrorLastSeq = (tenant: string, sessionId: string, lastSeq: number
 /** Removes a session's rows from the mirror. */
 export const deleteSessionRows = (tenant: string, sessionId: string): MirrorStatement[] => [
   { sql: "DELETE FROM events WHERE tenant = ? AND session_id = ?", params: [tenant, sessionId] },
+  { sql: "DELETE FROM compactions WHERE tenant = ? AND session_id = ?", params: [tenant, sessionId] },
   { sql: "DELETE FROM messages WHERE tenant = ? AND session_id = ?", params: [tenant, sessionId] },
   { sql: "DELETE FROM runs WHERE tenant = ? AND session_id = ?", params: [tenant, sessionId] },
   { sql: "DELETE FROM sessions WHERE tenant = ? AND id = ?", params: [tenant, sessionId] },

@@ -1,4 +1,4 @@
-import type { Agent } from "../agents";
+import type { Agent, ObjectJsonSchema } from "../agents";
 import type { ApiErrorType } from "../api/errors";
 import type { StoredMessage } from "./storage";
 import type { InputPart, Run, RunMetrics } from "./run-record";
@@ -9,6 +9,8 @@ export type SessionIdentity = { tenant: string; session_id: string };
 export type StartRunRequest = SessionIdentity & {
   agent: Agent;
   input: InputPart[];
+  /** The run's own output schema; null or absent: the agent's. */
+  output_schema?: ObjectJsonSchema | null;
   metadata: Record<string, unknown>;
   stream: boolean;
   /** Recorded as pending and executed from the queue. */
@@ -23,6 +25,16 @@ export type ContinueRunRequest = SessionIdentity & {
   run_id: string;
   tool_results: ToolResultInput[];
   stream: boolean;
+  /** For a branch: `"end"` (default), `"last_user"` or a checkpoint id. */
+  continue_from?: string;
+  fork?: boolean;
+  input: InputPart[] | null;
+  background: boolean;
+  metadata: Record<string, unknown>;
+  /** The agent as it is now: a branch runs on it (a fork may change provider). */
+  agent: Agent;
+  /** Chosen by the Worker for an `Idempotency-Key`: the branch's run id. */
+  new_run_id?: string;
 };
 
 /** A refusal that the Worker turns into API.md's error answer. */
@@ -45,3 +57,6 @@ export type SessionView = {
 };
 
 export type TranscriptMessage = Omit<StoredMessage, never>;
+
+/** The answer of `POST /v1/sessions/{id}/compact`. */
+export type CompactionReport = { summary: string | null; compacted_messages: number; tokens_before: number; tokens_after: number };

@@ -1,14 +1,19 @@
 import type { Block, Usage } from "../core/messages";
 import type { Env } from "../env";
+import { loadMedia } from "../media/load";
 import { createProvider } from "../providers";
 import { costOf } from "../providers/pricing";
 import { classifyError, isAbortError } from "../providers/errors";
 import { ProviderError } from "../providers/types";
 import { executeTool, findTool, toolSpecs } from "../tools";
 import type { RunEventType } from "./events";
-import { sendableHistory, textOf, toolCallsOf } from "./history";
+import { textOf, toolCallsOf } from "./history";
 import { retryDecision } from "./retry-policy";
-import { isWaitingForRetry, type RequiredAction, type RunError, type RunRecord, type RunStatus } from "./run-record";
+import { finalOutcome, holdForRepair, outputSchemaOf, withRepair } from "./structured-output";
+import { branchOf, messagesOf } from "./branch";
+import type { Compaction, CompactionStore } from "./compaction-store";
+import { compactBranch, compactedBranch, modelHistory } from "./model-history";
+import { isWaitingForRetry, type Checkpoint, type RequiredAction, type RunError, type RunRecord, type RunStatus } from "./run-record";
 import type { MirrorStatement, SessionStore, StoredMessage } from "./storage";
 
 /** At most this many tool calls of one step run at once (a Worker may hold 6 connections). */
@@ -30,6 +35,15 @@ export interface LoopHost {
   flushSoon(): void;
   /** Pushes the watchdog forward before a step. */
   touch(): void;
+  /**
+   * Records a checkpoint at the run's last message (inside a `commit`); its event goes out
+   * once the commit is done.
+   */
+  addCheckpoint(run: RunRecord, at: { after: Checkpoint["after"]; tool_call_id: string | null; tool_name: string | null }): void;
+  /** The session's compaction summaries. */
+  readonly compactions: CompactionStore;
+  /** Stores a compaction (inside a `commit`) and returns its mirror statement. */
+  saveCompaction(compaction: Compaction): MirrorStatement;
   /** Records a failed attempt and arms the retry alarm; the loop stops until it rings. */
   scheduleRetry(run: RunRecord, failure: ProviderError, delayMs: number, step: number): void;
 }
@@ -45,12 +59,13 @@ export async function driveRun(host: LoopHost, runId: string, signal: AbortSigna
     // A retry waits on the object's alarm, never on a timer in memory: it survives eviction.
     if (isWaitingForRetry(run)) return;
     host.touch();
-    const own = host.store.messages().filter((m) => m.index >= run.first_message);
-    const last = own[own.length - 1];
+    const history = messagesOf(branchOf(host.store, run));
+    const last = history[history.length - 1];
     if (last?.role === "assistant") {
       const calls = toolCallsOf(last);
       if (calls.length === 0) {
-        await host.finish(run, "completed", { output: textOf(last) });
+        const outcome = finalOutcome(run, textOf(last));
+        await host.finish(run, outcome.status, outcome.patch);
         return;
       }
       await toolStep(host, run, calls, signal);
@@ -75,15 +90,20 @@ async function modelStep(host: LoopHost, run: RunRecord, signal: AbortSignal): P
   let response;
   try {
     const adapter = createProvider({ provider: agent.provider, base_url: agent.base_url }, host.env);
+    const messages = withRepair(run, await modelHistory(host, run, signal), host.store.nextMessageIndex());
+    // The bytes of the messages' images and files, from R2 (src/media/load.ts).
+    const media = await loadMedia(host.env.MEDIA, { tenant: host.store.getMeta("tenant") ?? "", session_id: host.sessionId }, messages);
     response = await adapter.call(
       {
         model: agent.model,
         instructions: agent.instructions || undefined,
-        messages: sendableHistory(host.store.messages()),
+        messages,
+        media,
         tools: toolSpecs(agent),
         max_output_tokens: agent.max_output_tokens,
         attempt,
         cache_key: host.sessionId,
+        output_schema: outputSchemaOf(run) ?? undefined,
       },
       {
         signal,
@@ -98,6 +118,14 @@ async function modelStep(host: LoopHost, run: RunRecord, signal: AbortSignal): P
     const failure = error instanceof ProviderError ? error : classifyError(error);
     const current = host.store.getRun(run.id);
     if (current?.status !== "running") return;
+    if (failure.type === "context_window_exceeded" && current.agent.compaction?.enabled && !current.overflow_compacted) {
+      // One compaction and one more attempt (API.md, Retries); a second overflow is permanent.
+      current.overflow_compacted = true;
+      current.call_attempt = attempt + 1;
+      host.commit(() => [host.saveRun(current)]);
+      await compactBranch(host, current, compactedBranch(host, current), signal);
+      return;
+    }
     const retry = retryDecision(failure, current.metrics.retries, current.agent);
     if (retry) {
       host.scheduleRetry(current, failure, retry.delayMs, step);
@@ -119,8 +147,11 @@ async function modelStep(host: LoopHost, run: RunRecord, signal: AbortSignal): P
   current.call_attempt = 1;
   current.retry_at = null;
   const content: Block[] = response.content.length > 0 ? response.content : [{ type: "text", text: "" }];
-  host.commit(() => [host.appendMessage(current, "assistant", content), host.saveRun(current)]);
+  // A final answer that misses the output schema is held back, off the transcript, for its repair.
+  const repair = holdForRepair(current, content, host.store.nextMessageIndex());
+  host.commit(() => [...(repair ? [] : [host.appendMessage(current, "assistant", content)]), host.saveRun(current)]);
   host.emit(current, "model_request_completed", { step, attempt, usage: response.usage, cost_usd: cost, duration_ms: Date.now() - started });
+  if (repair) host.emit(current, "output_repair", { step, errors: repair });
   host.flushSoon();
   const spent = current.metrics.cost_usd ?? 0;
   if (agent.max_cost_usd !== null && spent > agent.max_cost_usd) {
@@ -199,6 +230,12 @@ async function toolStep(host: LoopHost, run: RunRecord, calls: ReturnType<typeof
     const entry = host.store.getToolResult(c.tool_call_id);
     return { type: "tool_result", tool_call_id: c.tool_call_id, output: entry?.output ?? "", is_error: entry?.is_error ?? true };
   });
-  host.commit(() => [host.appendMessage(current, "tool", results), host.saveRun(current)]);
+  host.commit(() => {
+    const message = host.appendMessage(current, "tool", results);
+    // One checkpoint per step, after all of its results: a fork never starts between parallel calls.
+    const lastCall = calls[calls.length - 1];
+    host.addCheckpoint(current, { after: "tool_result", tool_call_id: lastCall?.tool_call_id ?? null, tool_name: lastCall?.name ?? null });
+    return [message, host.saveRun(current)];
+  });
   host.flushSoon();
 }

@@ -1,4 +1,6 @@
-import type { Agent } from "../agents";
+import type { Agent, ObjectJsonSchema } from "../agents";
+import type { OutputError } from "../agents/output-validation";
+import type { Block, MediaBlock } from "../core/messages";
 import type { ErrorType } from "../providers/types";
 
 export type RunStatus = "pending" | "running" | "paused" | "completed" | "cancelled" | "error";
@@ -6,9 +8,38 @@ export type RunStatus = "pending" | "running" | "paused" | "completed" | "cancel
 export const ACTIVE_STATUSES: readonly RunStatus[] = ["pending", "running", "paused"];
 export const isActive = (status: RunStatus) => ACTIVE_STATUSES.includes(status);
 
-export type InputPart = { type: "text"; text: string };
+/** A part of a run's input as stored: text, or a reference to media in R2 (never the bytes). */
+export type InputPart = { type: "text"; text: string } | MediaBlock;
 
-export type RunError = { type: ErrorType; message: string; retryable: boolean; status?: number };
+/** `errors`: with `output_invalid`, how the final answer misses the output schema. */
+export type RunError = { type: ErrorType; message: string; retryable: boolean; status?: number; errors?: OutputError[] };
+
+/**
+ * A final answer held back because it missed the output schema (structured-output.ts): the
+ * answer, its errors, and the transcript's next index when it was held (the repair is pending
+ * while nothing has been added since).
+ */
+export type OutputRepair = { answer: Block[]; errors: OutputError[]; next_index: number };
+
+/** A position in a run after a completed step (API.md, Checkpoints and step replay). */
+export type Checkpoint = {
+  id: string;
+  run_id: string;
+  step: number;
+  after: "tool_result" | "end";
+  tool_call_id: string | null;
+  tool_name: string | null;
+  /** Index of the transcript message the checkpoint ends at (the step's tool results, or the run's last). */
+  message_index: number;
+  created_at: string;
+};
+
+/**
+ * Where a run's history comes from: its parent's history up to message `until` (inclusive;
+ * null = all of it), then the run's own messages. Transcripts stay append-only: a branch is
+ * this run tree, never a copy.
+ */
+export type RunBase = { parent: string | null; until: number | null };
 
 export type RequiredAction = { tool_call_id: string; name: string; arguments: unknown };
 
@@ -69,17 +100,39 @@ export type RunRecord = {
   agent: Agent;
   /** Internal: index of the run's first transcript message (its user input). */
   first_message: number;
+  /** Internal: the output schema in force (the run's, else the agent's); absent on older runs: the agent's. */
+  output_schema?: ObjectJsonSchema | null;
+  /** Internal: the final answer held back for the run's one repair attempt. */
+  output_repair?: OutputRepair;
   /** Internal: 1-based attempt of the run's current model call (`x-agentry-attempt`). */
   call_attempt?: number;
   /** Internal: epoch ms before which the current model call waits for its retry. */
   retry_at?: number | null;
   /** Internal: how often the Cron sweeper found the run without progress. */
   sweeps?: number;
+  /** Internal: the history this run continues (absent on runs made before forks existed). */
+  base?: RunBase;
+  /** Internal: the run's checkpoints, in order. */
+  checkpoints?: Checkpoint[];
+  /** Internal: a context-window error already had its one compaction and extra attempt. */
+  overflow_compacted?: boolean;
 };
 
 /** The public Run object (API.md) of a record. */
 export function renderRun(run: RunRecord) {
-  const { agent: _agent, first_message: _first, call_attempt: _attempt, retry_at: _retry, sweeps: _sweeps, ...visible } = run;
+  const {
+    agent: _agent,
+    first_message: _first,
+    output_schema: _schema,
+    output_repair: _repair,
+    call_attempt: _attempt,
+    retry_at: _retry,
+    sweeps: _sweeps,
+    base: _base,
+    checkpoints: _checkpoints,
+    overflow_compacted: _overflow,
+    ...visible
+  } = run;
   return visible;
 }
 

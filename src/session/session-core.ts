@@ -1,8 +1,9 @@
 import type { Block } from "../core/messages";
-import { nowIso } from "../core/ids";
+import { newId, nowIso } from "../core/ids";
 import { log } from "../core/log";
 import type { Env } from "../env";
 import type { ProviderError } from "../providers/types";
+import { CompactionStore, mirrorCompaction, rebuildCompactions, type Compaction } from "./compaction-store";
 import { EventLog } from "./event-log";
 import { replayStream } from "./event-stream";
 import { EventHub, isTerminal, type RunEvent, type RunEventType } from "./events";
@@ -11,7 +12,7 @@ import type { RunAnswer, SessionFailure, SessionIdentity } from "./protocol";
 import { rebuildFromMirror, SEQ_RESERVE } from "./rebuild";
 import { driveRun, type LoopHost } from "./run-loop";
 import type { RunMessage } from "./run-message";
-import { isWaitingForRetry, renderRun, type RunRecord, type RunStatus } from "./run-record";
+import { isWaitingForRetry, renderRun, type Checkpoint, type RunRecord, type RunStatus } from "./run-record";
 import { SessionSockets } from "./sockets";
 import { SessionStore, type MirrorStatement, type StoredMessage } from "./storage";
 import { Timers, type TimerName } from "./timers";
@@ -37,12 +38,18 @@ export class SessionCore implements LoopHost {
   readonly timers: Timers;
   /** Runs between their creation and their first step: not to be resumed by `wake()`. */
   readonly launching = new Set<string>();
+  /** Branches created pending (background): their `run_continued` waits for their start. */
+  readonly pendingContinuations = new Map<string, { from_checkpoint: string | null }>();
+  /** Checkpoints recorded in the current commit, whose events follow it. */
+  private readonly newCheckpoints: { run: RunRecord; checkpoint: Checkpoint }[] = [];
   nextSeqValue: number | null = null;
   flushing: Promise<void> = Promise.resolve();
   /** The stored event log and its per-step buffer (event-log.ts). */
   readonly events: EventLog;
   /** The session's hibernatable WebSockets (sockets.ts). */
   readonly sockets: SessionSockets;
+  /** The session's compaction summaries (compaction-store.ts). */
+  readonly compactions: CompactionStore;
 
   constructor(
     readonly ctx: DurableObjectState,
@@ -52,6 +59,7 @@ export class SessionCore implements LoopHost {
     this.timers = new Timers(this.store, ctx.storage);
     this.events = new EventLog(new SessionStore(ctx.storage.sql), env.DB);
     this.sockets = new SessionSockets(ctx);
+    this.compactions = new CompactionStore(ctx.storage.sql);
   }
 
   get sessionId(): string {
@@ -60,6 +68,11 @@ export class SessionCore implements LoopHost {
 
   flushSoon(): void {
     void this.flush();
+  }
+
+  saveCompaction(compaction: Compaction): MirrorStatement {
+    this.compactions.put(compaction);
+    return mirrorCompaction(this.tenant(), this.sessionId, compaction);
   }
 
   /** Pushes the watchdog forward before a step. */
@@ -88,6 +101,7 @@ export class SessionCore implements LoopHost {
       this.nextSeqValue = null;
       this.events.reset();
       const counts = await rebuildFromMirror(this.store, this.env.DB, identity.tenant, identity.session_id);
+      await rebuildCompactions(this.compactions, this.env.DB, identity.tenant, identity.session_id);
       if (counts.runs > 0) log({ event: "session_rebuilt", session_id: identity.session_id, ...counts });
       if (this.store.activeRun()?.status === "running") this.setTimer("watchdog", Date.now());
     });
@@ -165,10 +179,17 @@ export class SessionCore implements LoopHost {
     this.commit(() => [this.saveRun(run)]);
     this.setTimer("queue_fallback", null);
     log({ event: "run_started", run_id: run.id, trigger });
-    this.emit(run, "run_started", { agent_id: run.agent_id, agent_version: run.agent_version });
-    this.drive(run.id);
+    this.begin(run, this.pendingContinuations.get(run.id));
+    this.pendingContinuations.delete(run.id);
     this.flushSoon();
     return true;
+  }
+
+  /** A run's first events, then its loop. */
+  begin(run: RunRecord, continuedFrom?: { from_checkpoint: string | null }): void {
+    this.emit(run, "run_started", { agent_id: run.agent_id, agent_version: run.agent_version });
+    if (continuedFrom) this.emit(run, "run_continued", continuedFrom);
+    this.drive(run.id);
   }
 
   /** Records a failed model call's attempt and waits on the alarm before the next one. */
@@ -256,6 +277,7 @@ export class SessionCore implements LoopHost {
       // The turn is released before the terminal answer or event goes out (API.md).
       if (status !== "paused" && this.store.getMeta("active_run_id") === run.id) this.store.setMeta("active_run_id", null);
       this.store.setMeta("updated_at", now);
+      if (status !== "paused") this.addCheckpoint(run, { after: "end", tool_call_id: null, tool_name: null });
       return [this.saveRun(run), this.mirrorSessionRow()];
     });
     for (const timer of ["watchdog", "retry", "queue_fallback"] as const) this.setTimer(timer, null);
@@ -305,6 +327,25 @@ export class SessionCore implements LoopHost {
       for (const statements of this.events.persist()) this.store.enqueueMirror(statements);
     });
     this.events.persisted();
+    // Events may commit themselves (emit), so the checkpoints' go out after the transaction.
+    for (const { run, checkpoint } of this.newCheckpoints.splice(0)) {
+      this.emit(run, "checkpoint", { checkpoint_id: checkpoint.id, step: checkpoint.step });
+    }
+  }
+
+  /** Records a checkpoint at the run's last message; call it inside `commit`, before saving the run. */
+  addCheckpoint(run: RunRecord, at: { after: Checkpoint["after"]; tool_call_id: string | null; tool_name: string | null }): void {
+    const own = this.store.lastMessageIndexOf(run.id);
+    const checkpoint: Checkpoint = {
+      id: newId("ckpt"),
+      run_id: run.id,
+      step: run.metrics.model_calls,
+      ...at,
+      message_index: own ?? (run.base?.until ?? -1),
+      created_at: nowIso(),
+    };
+    run.checkpoints = [...(run.checkpoints ?? []), checkpoint];
+    this.newCheckpoints.push({ run, checkpoint });
   }
 
   appendMessage(run: RunRecord, role: StoredMessage["role"], content: Block[]): MirrorStatement {

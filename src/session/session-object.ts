@@ -1,15 +1,21 @@
 import { DurableObject } from "cloudflare:workers";
-import { newId, nowIso } from "../core/ids";
 import { log } from "../core/log";
+import { deleteSessionMedia } from "../media/store";
 import type { Env } from "../env";
 import { runEventStream, type RunEvent } from "./events";
 import { deleteSessionRows } from "./mirror";
-import type { ContinueRunRequest, Result, RunAnswer, SessionIdentity, SessionView, StartRunRequest } from "./protocol";
-import { emptyMetrics, isActive, isWaitingForRetry, renderRun, type Run, type RunRecord } from "./run-record";
+import type { CompactionReport, ContinueRunRequest, Result, RunAnswer, SessionIdentity, SessionView, StartRunRequest } from "./protocol";
+import type { Agent } from "../agents";
+import { branchOf, messagesOf } from "./branch";
+import { estimateTokens, toModelMessages, type TranscriptMessage } from "./compaction";
+import { summarizeOlderMessages } from "./compactor";
+import { compactedBranch } from "./model-history";
+import { planBranch } from "./branching";
+import { isActive, isWaitingForRetry, renderRun, type Checkpoint, type Run, type RunRecord } from "./run-record";
+import { createRun } from "./run-creation";
 import { fail, OUTBOX_RETRY_MS, SessionCore } from "./session-core";
 import { summarizeSession } from "./session-view";
 import { upgradeIdentity } from "./sockets";
-import type { StoredMessage } from "./storage";
 import { checkToolResults } from "./tool-results";
 
 /**
@@ -41,58 +47,14 @@ export class SessionObject extends DurableObject<Env> {
       const replay = request.stream ? this.core.replayOf(request, existing.id, 0) : null;
       return this.core.answer(existing.id, replay, this.core.stopOf(existing.id), !request.background);
     }
-    const owner = this.core.store.getMeta("agent_id");
-    if (owner !== null && owner !== request.agent.id) return fail("not_found", `Session ${request.session_id} not found`);
-    const busy = this.core.busyFailure();
-    if (busy) return busy;
-
-    const now = nowIso();
-    const run: RunRecord = {
-      id: request.run_id ?? newId("run"),
-      agent_id: request.agent.id,
-      session_id: request.session_id,
-      status: request.background ? "pending" : "running",
-      input: request.input,
-      output: null,
-      error: null,
-      required_actions: [],
+    // A plain turn continues the session's head: its newest run.
+    const head = this.core.store.listRuns().at(-1);
+    return createRun(this.core, {
+      ...request,
+      base: { parent: head?.id ?? null, until: null },
       parent_run_id: null,
       forked_from_checkpoint: null,
-      agent_version: request.agent.version,
-      attempts: 1,
-      metrics: emptyMetrics(),
-      metadata: request.metadata,
-      created_at: now,
-      started_at: request.background ? null : now,
-      finished_at: null,
-      agent: request.agent,
-      first_message: this.core.store.nextMessageIndex(),
-    };
-    const stream = request.stream ? runEventStream(this.core.hub, run.id) : null;
-    const stopped = this.core.stopOf(run.id);
-    this.core.launching.add(run.id);
-    this.core.commit(() => {
-      if (owner === null) {
-        this.core.store.setMeta("agent_id", request.agent.id);
-        this.core.store.setMeta("created_at", now);
-      }
-      this.core.store.setMeta("active_run_id", run.id);
-      this.core.store.setMeta("updated_at", now);
-      return [this.core.mirrorSessionRow(), this.core.appendMessage(run, "user", run.input), this.core.saveRun(run)];
     });
-    if (request.background) this.core.setTimer("queue_fallback", Date.now() + this.core.queueFallbackMs());
-    try {
-      // The run's row reaches D1 before anyone learns its id (GET …/runs/{id} finds it anywhere).
-      await this.core.flush();
-      if (request.background) await this.core.enqueue(run);
-    } finally {
-      this.core.launching.delete(run.id);
-    }
-    if (!request.background && this.core.store.getRun(run.id)?.status === "running") {
-      this.core.emit(run, "run_started", { agent_id: run.agent_id, agent_version: run.agent_version });
-      this.core.drive(run.id);
-    }
-    return this.core.answer(run.id, stream, stopped, !request.background);
   }
 
   /**
@@ -160,21 +122,39 @@ export class SessionObject extends DurableObject<Env> {
   /** Resumes a paused run in place with the client's tool results. */
   async continueRun(request: ContinueRunRequest): Promise<RunAnswer> {
     if (!this.core.store.isInitialized()) await this.core.rebuild(request);
+    this.core.wake();
     const run = this.core.store.getRun(request.run_id);
     if (!run) return fail("not_found", `Run ${request.run_id} not found`);
+    const existing = request.new_run_id ? this.core.store.getRun(request.new_run_id) : null;
+    if (existing) {
+      const replay = request.stream ? this.core.replayOf(request, existing.id, 0) : null;
+      return this.core.answer(existing.id, replay, this.core.stopOf(existing.id), !request.background);
+    }
+    const branching = request.fork === true || request.continue_from !== undefined || request.input !== null;
     switch (run.status) {
-      case "cancelled":
-        return fail("run_not_continuable", `Run ${run.id} was cancelled and cannot be continued in place`);
-      case "completed":
-      case "error":
-        return fail("invalid_request", "Continuing a finished run (a fork) is not supported yet", {
-          fields: [{ path: "run_id", message: `run is ${run.status}; continuing a finished run is not supported yet` }],
-        });
       case "pending":
       case "running":
         return this.core.busyFailure() ?? fail("session_busy", "The run is already running");
       case "paused":
+        // A paused run holds the session: it goes on in place, and a branch must cancel it first.
+        if (request.fork === true) return this.core.busyFailure() ?? fail("session_busy", "The run is paused");
+        if (branching) {
+          return fail("invalid_request", "A paused run continues in place with tool_results only", {
+            fields: [{ path: request.input !== null ? "input" : "continue_from", message: "not allowed when continuing a paused run" }],
+          });
+        }
         break;
+      case "cancelled":
+        if (request.fork !== true) return fail("run_not_continuable", `Run ${run.id} was cancelled and cannot be continued in place; fork it`);
+        return this.branch(run, request);
+      case "completed":
+      case "error":
+        return this.branch(run, request);
+    }
+    if (request.background) {
+      return fail("invalid_request", "A paused run continues in place, not in the background", {
+        fields: [{ path: "background", message: "not allowed when continuing a paused run" }],
+      });
     }
     const problem = checkToolResults(run.required_actions, request.tool_results);
     if (problem) return fail("invalid_request", problem.message, { fields: [problem] });
@@ -209,6 +189,68 @@ export class SessionObject extends DurableObject<Env> {
     return this.core.answer(run.id, stream, stopped);
   }
 
+  /** A sibling of a finished run, from one of its checkpoints or before its last user message. */
+  private async branch(source: RunRecord, request: ContinueRunRequest): Promise<RunAnswer> {
+    if (request.tool_results.length > 0) {
+      return fail("invalid_request", "tool_results only continue a paused run", {
+        fields: [{ path: "tool_results", message: `run ${source.id} is ${source.status}, not paused` }],
+      });
+    }
+    const plan = planBranch(this.core.store, source, request.continue_from ?? "end", request.input);
+    if ("failure" in plan) return { ok: false, error: plan.failure };
+    return createRun(this.core, {
+      tenant: request.tenant,
+      session_id: request.session_id,
+      agent: request.agent,
+      input: plan.input,
+      base: plan.base,
+      parent_run_id: source.id,
+      forked_from_checkpoint: plan.forked_from_checkpoint,
+      metadata: request.metadata,
+      stream: request.stream,
+      background: request.background,
+      run_id: request.new_run_id,
+      continued_from: { from_checkpoint: plan.forked_from_checkpoint },
+    });
+  }
+
+  /** A run's checkpoints (API.md, Checkpoints and step replay). */
+  async getCheckpoints(identity: SessionIdentity, runId: string): Promise<Result<{ checkpoints: Checkpoint[] }>> {
+    if (!this.core.store.isInitialized()) await this.core.rebuild(identity);
+    const run = this.core.store.getRun(runId);
+    return run ? { ok: true, checkpoints: run.checkpoints ?? [] } : fail("not_found", `Run ${runId} not found`);
+  }
+
+  /**
+   * Compacts the head branch now (API.md: POST /v1/sessions/{id}/compact), on the agent as it
+   * is now. A run in progress would send what it read before: the session must be idle.
+   */
+  async compactSession(identity: SessionIdentity, agent: Agent): Promise<Result<{ report: CompactionReport }>> {
+    if (!this.core.store.isInitialized()) await this.core.rebuild(identity);
+    if (this.core.store.getMeta("agent_id") === null) return fail("not_found", `Session ${identity.session_id} not found`);
+    const busy = this.core.busyFailure();
+    if (busy) return busy;
+    const head = this.core.store.listRuns().at(-1);
+    if (!head) return fail("not_found", `Session ${identity.session_id} has no runs`);
+    const history = compactedBranch(this.core, head);
+    const size = estimateTokens(toModelMessages(history));
+    let outcome;
+    try {
+      outcome = await summarizeOlderMessages(this.env, agent, history, head.id);
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      return fail("provider_error", `Compaction failed: ${message}`);
+    }
+    if (!outcome) return { ok: true, report: { summary: null, compacted_messages: 0, tokens_before: size, tokens_after: size } };
+    const { compaction, compacted_messages } = outcome;
+    this.core.commit(() => [this.core.saveCompaction(compaction)]);
+    await this.core.flush();
+    return {
+      ok: true,
+      report: { summary: compaction.summary, compacted_messages, tokens_before: compaction.tokens_before, tokens_after: compaction.tokens_after },
+    };
+  }
+
   /** Cancels a run; idempotent. The turn is free as soon as this answers. */
   async cancelRun(identity: SessionIdentity, runId: string): Promise<Result<{ run: Run }>> {
     if (!this.core.store.isInitialized()) await this.core.rebuild(identity);
@@ -239,15 +281,14 @@ export class SessionObject extends DurableObject<Env> {
     };
   }
 
-  /** The transcript up to the end of `runId` (all of it when absent). */
-  async getTranscript(identity: SessionIdentity, runId: string | null): Promise<Result<{ messages: StoredMessage[] }>> {
+  /** The transcript of a branch (API.md: GET …/transcript?run_id=). */
+  async getTranscript(identity: SessionIdentity, runId: string | null, full = false): Promise<Result<{ messages: TranscriptMessage[] }>> {
     if (!this.core.store.isInitialized()) await this.core.rebuild(identity);
     if (this.core.store.getMeta("agent_id") === null) return fail("not_found", `Session ${identity.session_id} not found`);
-    const all = this.core.store.messages();
-    if (runId === null) return { ok: true, messages: all };
-    if (!this.core.store.getRun(runId)) return fail("not_found", `Run ${runId} not found`);
-    const last = all.reduce((end, m) => (m.run_id === runId ? m.index : end), -1);
-    return { ok: true, messages: all.filter((m) => m.index <= last) };
+    // The head branch (what the next plain turn continues), or the branch that ends at `runId`.
+    const target = runId === null ? this.core.store.listRuns().at(-1) : this.core.store.getRun(runId);
+    if (!target) return runId === null ? { ok: true, messages: [] } : fail("not_found", `Run ${runId} not found`);
+    return { ok: true, messages: full ? messagesOf(branchOf(this.core.store, target)) : compactedBranch(this.core, target) };
   }
 
   /** Cancels the session's run and removes all of its data, here and in D1. */
@@ -263,6 +304,8 @@ export class SessionObject extends DurableObject<Env> {
     this.core.store.clearOutbox();
     const statements = deleteSessionRows(identity.tenant, identity.session_id);
     await this.env.DB.batch(statements.map((s) => this.env.DB.prepare(s.sql).bind(...s.params)));
+    // Before the object's storage goes: a failed R2 call leaves the session deletable again.
+    await deleteSessionMedia(this.env.MEDIA, identity);
     this.core.drivers.clear();
     this.core.nextSeqValue = null;
     this.core.events.reset();

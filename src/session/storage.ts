@@ -114,6 +114,12 @@ export class SessionStore {
     );
   }
 
+  /** The index of the last message of a run, or null when it has none. */
+  lastMessageIndexOf(runId: string): number | null {
+    const row = this.sql.exec<{ n: number | null }>("SELECT MAX(idx) AS n FROM messages WHERE run_id = ?", runId).one();
+    return row.n;
+  }
+
   messages(untilIndex = Number.MAX_SAFE_INTEGER): StoredMessage[] {
     return this.sql
       .exec<{ idx: number; run_id: string; role: string; content: string; created_at: string }>(

@@ -17,6 +17,8 @@ type RecordedCall = {
  *   POST /fail/<bucket>        → 500 "tool exploded"
  *   POST /slow/<bucket>?ms=N   → waits N ms, then 200 "slow done"
  *   GET  /calls/<bucket>       → the calls the bucket received, in order
+ *   GET  /media/<kind>         → png (a 1×1 PNG), text (text/plain), big (a 6 MB "PNG"),
+ *                                redirect (302 to /media/png), missing (404): image URL tests
  */
 export async function startToolServer(
   serve: (handler: (request: Request) => Promise<Response>) => Promise<Server>,
@@ -28,6 +30,7 @@ export async function startToolServer(
     if (request.method === "GET" && action === "calls") {
       return Response.json(calls.get(bucket) ?? []);
     }
+    if (request.method === "GET" && action === "media") return mediaResponse(bucket, url);
     const raw = await request.text();
     const timestamp = request.headers.get("x-agentry-timestamp");
     const expected = "sha256=" + createHmac("sha256", WEBHOOK_SECRET).update(`${timestamp}.${raw}`).digest("hex");
@@ -53,4 +56,26 @@ export async function startToolServer(
     const args = typeof body === "object" && body !== null && "arguments" in body ? body.arguments : null;
     return Response.json({ echo: args });
   });
+}
+
+/** A 1×1 PNG. */
+const PNG = Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==", "base64");
+
+function mediaResponse(kind: string, url: URL): Response {
+  switch (kind) {
+    case "png":
+      // A wrong Content-Type on purpose: the format comes from the bytes.
+      return new Response(PNG, { headers: { "content-type": "application/octet-stream" } });
+    case "text":
+      return new Response("not an image", { headers: { "content-type": "text/plain" } });
+    case "big": {
+      const bytes = new Uint8Array(6 * 1024 * 1024);
+      bytes.set(PNG);
+      return new Response(bytes, { headers: { "content-type": "image/png" } });
+    }
+    case "redirect":
+      return new Response(null, { status: 302, headers: { location: new URL("/media/png", url).toString() } });
+    default:
+      return new Response("no such media", { status: 404 });
+  }
 }

@@ -1,0 +1,68 @@
+import type { Agent } from "../agents";
+import { newId, nowIso } from "../core/ids";
+import type { Usage } from "../core/messages";
+import { createProvider } from "../providers";
+import { classifyError } from "../providers/errors";
+import { ProviderError } from "../providers/types";
+import { sendableHistory } from "./history";
+import { estimateTokens, splitForCompaction, toModelMessages, type TranscriptMessage } from "./compaction";
+import type { Compaction } from "./compaction-store";
+
+const SUMMARY_INSTRUCTIONS =
+  "You compact conversations. Summarise the conversation you are given so that it can replace it: keep every fact, decision, name, number, tool result and open question that later turns may need. Answer with the summary only.";
+const SUMMARY_REQUEST = "Summarise the conversation above.";
+
+export type CompactionOutcome = { compaction: Compaction; compacted_messages: number; usage: Usage };
+
+/**
+ * Summarises a branch's older messages with one model call on the agent's own provider (the
+ * last `keep_last_messages` stay, a tool call is never split from its result). Returns null
+ * when there is too little to summarise; throws a ProviderError when the model call fails.
+ */
+export async function summarizeOlderMessages(
+  env: Parameters<typeof createProvider>[1],
+  agent: Agent,
+  history: TranscriptMessage[],
+  runId: string,
+  signal?: AbortSignal,
+): Promise<CompactionOutcome | null> {
+  const keep = agent.compaction?.keep_last_messages ?? 8;
+  const cut = splitForCompaction(history, keep);
+  if (cut === null) return null;
+  const older = history.slice(0, cut);
+  const kept = history.slice(cut);
+  const provider = createProvider({ provider: agent.provider, base_url: agent.base_url }, env);
+  let response;
+  try {
+    response = await provider.call(
+      {
+        model: agent.model,
+        instructions: SUMMARY_INSTRUCTIONS,
+        messages: [...sendableHistory(toModelMessages(older)), { role: "user", content: [{ type: "text", text: SUMMARY_REQUEST }] }],
+        tools: [],
+        max_output_tokens: Math.min(agent.max_output_tokens, 4096),
+        attempt: 1,
+      },
+      { signal },
+    );
+  } catch (error) {
+    throw error instanceof ProviderError ? error : classifyError(error);
+  }
+  const summary = response.content.map((b) => (b.type === "text" ? b.text : "")).join("").trim();
+  const first = older[0];
+  const last = older[older.length - 1];
+  if (!first || !last || summary === "") return null;
+  const before = estimateTokens(toModelMessages(history));
+  const compaction: Compaction = {
+    id: newId("cmp"),
+    run_id: runId,
+    from_index: first.index,
+    to_index: last.index,
+    summary,
+    tokens_before: before,
+    tokens_after: estimateTokens(toModelMessages([{ ...first, role: "user", content: [{ type: "summary", text: summary, replaces: [first.index, last.index] }] }, ...kept])),
+    created_at: nowIso(),
+  };
+  const compactedMessages = older.reduce((n, m) => n + (m.content[0]?.type === "summary" ? 0 : 1), 0);
+  return { compaction, compacted_messages: compactedMessages, usage: response.usage };
+}

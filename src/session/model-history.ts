@@ -1,0 +1,65 @@
+import type { Message } from "../core/messages";
+import { log } from "../core/log";
+import { toolSpecs } from "../tools";
+import { branchOf, messagesOf } from "./branch";
+import { estimateTokens, toModelMessages, withCompaction, type TranscriptMessage } from "./compaction";
+import { summarizeOlderMessages } from "./compactor";
+import { sendableHistory } from "./history";
+import type { LoopHost } from "./run-loop";
+import type { RunRecord } from "./run-record";
+
+/** The run's branch as the API shows it: its latest compaction summary first. */
+export const compactedBranch = (host: Pick<LoopHost, "store" | "compactions">, run: RunRecord): TranscriptMessage[] =>
+  withCompaction(messagesOf(branchOf(host.store, run)), host.compactions.all());
+
+/**
+ * The messages of the run's next model call. With compaction enabled, a request that would
+ * exceed `trigger_tokens` first has the branch's older messages summarised (or always, with
+ * `force`, after a context-window error).
+ */
+export async function modelHistory(host: LoopHost, run: RunRecord, signal: AbortSignal, force = false): Promise<Message[]> {
+  let history = compactedBranch(host, run);
+  const settings = run.agent.compaction;
+  const size = () => estimateTokens({ instructions: run.agent.instructions, messages: toModelMessages(history), tools: toolSpecs(run.agent) });
+  if (settings?.enabled && (force || size() > settings.trigger_tokens)) {
+    if (await compactBranch(host, run, history, signal)) history = compactedBranch(host, run);
+  }
+  return sendableHistory(toModelMessages(history));
+}
+
+/** Summarises the branch's older messages, stores the summary and reports a `compaction` event. */
+export async function compactBranch(
+  host: LoopHost,
+  run: RunRecord,
+  history: TranscriptMessage[],
+  signal?: AbortSignal,
+): Promise<{ summary: string; compacted_messages: number; tokens_before: number; tokens_after: number } | null> {
+  let outcome;
+  try {
+    outcome = await summarizeOlderMessages(host.env, run.agent, history, run.id, signal);
+  } catch (error) {
+    // The turn goes on uncompacted; a context-window error would end it as it would have anyway.
+    log({ event: "unhandled_error", message: `compaction failed: ${error instanceof Error ? error.message : String(error)}` });
+    return null;
+  }
+  if (!outcome) return null;
+  const { compaction, compacted_messages, usage } = outcome;
+  const current = host.store.getRun(run.id);
+  host.commit(() => {
+    const statements = [host.saveCompaction(compaction)];
+    if (current) {
+      // The summary's tokens are the run's too.
+      const m = current.metrics;
+      m.input_tokens += usage.input_tokens;
+      m.output_tokens += usage.output_tokens;
+      m.cache_read_tokens += usage.cache_read_tokens;
+      m.cache_write_tokens += usage.cache_write_tokens;
+      m.total_tokens = m.input_tokens + m.output_tokens;
+      statements.push(host.saveRun(current));
+    }
+    return statements;
+  });
+  const report = { compacted_messages, tokens_before: compaction.tokens_before, tokens_after: compaction.tokens_after };
+  host.emit(current ?? run, "compaction", report);
+  return { summary: compaction.summary, ...report };
+}

@@ -1,0 +1,86 @@
+import type { Agent, ObjectJsonSchema } from "../agents";
+import { newId, nowIso } from "../core/ids";
+import { runEventStream } from "./events";
+import type { RunAnswer, SessionIdentity } from "./protocol";
+import { emptyMetrics, type InputPart, type RunBase, type RunRecord } from "./run-record";
+import { fail, type SessionCore } from "./session-core";
+
+/** Everything a new run is made of: a plain turn, or a branch of an earlier run. */
+export type NewRun = SessionIdentity & {
+  agent: Agent;
+  /** The user message the run adds; null for a branch that adds none. */
+  input: InputPart[] | null;
+  base: RunBase;
+  parent_run_id: string | null;
+  forked_from_checkpoint: string | null;
+  metadata: Record<string, unknown>;
+  stream: boolean;
+  background: boolean;
+  /** Chosen by the Worker for an `Idempotency-Key`: a retried POST finds the same run. */
+  run_id?: string;
+  /** Set on branches: emitted as `run_continued` after `run_started`. */
+  continued_from?: { from_checkpoint: string | null };
+  /** The run's own output schema (overrides the agent's); null or absent: the agent's. */
+  output_schema?: ObjectJsonSchema | null;
+};
+
+/**
+ * Records a new run and takes the session's turn for it. The caller has checked, with no
+ * await since, that the session is free: the check and this write are one synchronous step.
+ */
+export async function createRun(core: SessionCore, spec: NewRun): Promise<RunAnswer> {
+  const owner = core.store.getMeta("agent_id");
+  if (owner !== null && owner !== spec.agent.id) return fail("not_found", `Session ${spec.session_id} not found`);
+  const busy = core.busyFailure();
+  if (busy) return busy;
+
+  const now = nowIso();
+  const run: RunRecord = {
+    id: spec.run_id ?? newId("run"),
+    agent_id: spec.agent.id,
+    session_id: spec.session_id,
+    status: spec.background ? "pending" : "running",
+    input: spec.input ?? [],
+    output: null,
+    error: null,
+    required_actions: [],
+    parent_run_id: spec.parent_run_id,
+    forked_from_checkpoint: spec.forked_from_checkpoint,
+    agent_version: spec.agent.version,
+    attempts: 1,
+    metrics: emptyMetrics(),
+    metadata: spec.metadata,
+    created_at: now,
+    started_at: spec.background ? null : now,
+    finished_at: null,
+    agent: spec.agent,
+    first_message: core.store.nextMessageIndex(),
+    output_schema: spec.output_schema ?? spec.agent.output_schema ?? null,
+    base: spec.base,
+    checkpoints: [],
+  };
+  const stream = spec.stream ? runEventStream(core.hub, run.id) : null;
+  const stopped = core.stopOf(run.id);
+  core.launching.add(run.id);
+  core.commit(() => {
+    if (owner === null) {
+      core.store.setMeta("agent_id", spec.agent.id);
+      core.store.setMeta("created_at", now);
+    }
+    core.store.setMeta("active_run_id", run.id);
+    core.store.setMeta("updated_at", now);
+    const input = spec.input ? [core.appendMessage(run, "user", spec.input)] : [];
+    return [core.mirrorSessionRow(), ...input, core.saveRun(run)];
+  });
+  if (spec.background) core.setTimer("queue_fallback", Date.now() + core.queueFallbackMs());
+  try {
+    // The run's row reaches D1 before anyone learns its id (GET …/runs/{id} finds it anywhere).
+    await core.flush();
+    if (spec.background) await core.enqueue(run);
+  } finally {
+    core.launching.delete(run.id);
+  }
+  if (!spec.background && core.store.getRun(run.id)?.status === "running") core.begin(run, spec.continued_from);
+  else if (spec.continued_from) core.pendingContinuations.set(run.id, spec.continued_from);
+  return core.answer(run.id, stream, stopped, !spec.background);
+}
