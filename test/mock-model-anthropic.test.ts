@@ -1,4 +1,4 @@
-import Anthropic, {
+import {
   APIUserAbortError,
   AuthenticationError,
   BadRequestError,
@@ -13,22 +13,9 @@ import Anthropic, {
 import type { MessageParam, RawMessageStreamEvent } from "@anthropic-ai/sdk/resources/messages";
 import { describe, expect, it } from "vitest";
 import { handleMockModel } from "../src/mock-model/index";
+import { anthropicClient } from "./support/mock-clients";
 
-/** A real SDK client whose fetch is the offline model; `bodies` records what it sent. */
-function client(attempt?: number) {
-  const bodies: string[] = [];
-  const anthropic = new Anthropic({
-    apiKey: "sk-ant-test",
-    baseURL: "http://mock.local",
-    maxRetries: 0,
-    defaultHeaders: attempt === undefined ? {} : { "x-agentry-attempt": String(attempt) },
-    fetch: async (input, init) => {
-      if (typeof init?.body === "string") bodies.push(init.body);
-      return handleMockModel(new Request(input, init));
-    },
-  });
-  return { anthropic, bodies };
-}
+const client = anthropicClient;
 
 const ask = (content: string): MessageParam[] => [{ role: "user", content }];
 const base = { model: "mock-1", max_tokens: 1024 } as const;

@@ -1,23 +1,10 @@
-import OpenAI, { APIUserAbortError, BadRequestError, InternalServerError, RateLimitError } from "openai";
+import { APIUserAbortError, BadRequestError, InternalServerError, RateLimitError } from "openai";
 import type { ChatCompletionChunk, ChatCompletionMessageParam } from "openai/resources/chat/completions";
 import { describe, expect, it } from "vitest";
 import { handleMockModel } from "../src/mock-model/index";
+import { openaiClient } from "./support/mock-clients";
 
-/** A real SDK client whose fetch is the offline model; `bodies` records what it sent. */
-function client(attempt?: number) {
-  const bodies: string[] = [];
-  const openai = new OpenAI({
-    apiKey: "sk-test",
-    baseURL: "http://mock.local/v1",
-    maxRetries: 0,
-    defaultHeaders: attempt === undefined ? {} : { "x-agentry-attempt": String(attempt) },
-    fetch: async (input, init) => {
-      if (typeof init?.body === "string") bodies.push(init.body);
-      return handleMockModel(new Request(input, init));
-    },
-  });
-  return { openai, bodies };
-}
+const client = openaiClient;
 
 const ask = (content: string): ChatCompletionMessageParam[] => [{ role: "user", content }];
 const model = "mock-1";

@@ -1,4 +1,4 @@
-import OpenAI, {
+import {
   APIUserAbortError,
   AuthenticationError,
   BadRequestError,
@@ -10,22 +10,9 @@ import OpenAI, {
 import type { ResponseInputItem, ResponseStreamEvent } from "openai/resources/responses/responses";
 import { describe, expect, it } from "vitest";
 import { handleMockModel } from "../src/mock-model/index";
+import { openaiClient } from "./support/mock-clients";
 
-/** A real SDK client whose fetch is the offline model; `bodies` records what it sent. */
-function client(attempt?: number) {
-  const bodies: string[] = [];
-  const openai = new OpenAI({
-    apiKey: "sk-test",
-    baseURL: "http://mock.local/v1",
-    maxRetries: 0,
-    defaultHeaders: attempt === undefined ? {} : { "x-agentry-attempt": String(attempt) },
-    fetch: async (input, init) => {
-      if (typeof init?.body === "string") bodies.push(init.body);
-      return handleMockModel(new Request(input, init));
-    },
-  });
-  return { openai, bodies };
-}
+const client = openaiClient;
 
 const ask = (text: string): ResponseInputItem[] => [{ role: "user", content: text }];
 const model = "mock-1";

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { api, createAgent } from "./support/http";
+import { mediaKeys, TINY_PNG } from "./support/media";
 import { postRun, readEvents, runTurn, transcriptOf, type Run } from "./support/runs";
 
 type Checkpoint = { id: string; run_id: string; step: number; after: string; tool_call_id: string | null; tool_name: string | null; message_index: number };
@@ -164,6 +165,19 @@ describe("continue_from and fork", () => {
     const busy = await continueRun(agent.id, run.id, { input: "branch" });
     expect(busy.status).toBe(409);
     await slow.text();
+  });
+
+  it("takes an image in a branch's input, stored like a turn's", async () => {
+    const agent = await createAgent();
+    const run = await runTurn(agent.id, { input: "base" });
+    const response = await continueRun(agent.id, run.id, {
+      input: [{ type: "text", text: "look at this" }, { type: "image", media_type: "image/png", data: TINY_PNG }],
+    });
+    expect(response.status).toBe(200);
+    const fork = await response.json<Run>();
+    expect(fork).toMatchObject({ status: "completed", output: "You said: look at this" });
+    expect(fork.input[1]).toMatchObject({ type: "image", media_type: "image/png", media_id: expect.stringMatching(/^med_/) });
+    expect(await mediaKeys(`default/${run.session_id}/`)).toHaveLength(1);
   });
 
   it("streams and backgrounds a branch", async () => {

@@ -62,10 +62,6 @@ export const invalidFields = (fields: FieldError[], message?: string) =>
     fields,
   });
 
-/** A 400 for a field of API.md that no finished issue has built yet. */
-export const notSupportedYet = (path: string, what = path) =>
-  invalidFields([{ path, message: `${what} is not supported yet` }], `${what} is not supported yet`);
-
 export const notFound = (what: string, id: string) => new ApiError("not_found", `${what} ${id} not found`);
 
 type Issue = ZodError["issues"][number];

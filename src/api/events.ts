@@ -1,7 +1,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { CLIENT_ID } from "../core/ids";
-import { findRun } from "../db/runs";
-import { invalidFields, notFound } from "./errors";
+import { ownedRun } from "../db/runs";
+import { invalidFields } from "./errors";
 import { authErrors, errorResponses } from "./responses";
 import { bearerSecurity, newRouter } from "./router";
 import { callSession, unwrap } from "./session-client";
@@ -72,8 +72,7 @@ export const eventRoutes = newRouter().openapi(eventsRoute, async (c) => {
   const resumeFrom = lastEventId(c.req.raw);
   const after = resumeFrom ?? c.req.valid("query").after ?? 0;
   const tenant = c.get("tenant");
-  const stored = await findRun(c.env.DB, tenant, agent_id, run_id);
-  if (!stored) throw notFound("Run", run_id);
+  const stored = await ownedRun(c.env.DB, tenant, agent_id, run_id);
   const identity = { tenant, session_id: stored.session_id };
   // Only SSE clients send Last-Event-ID, so it asks for a stream as much as the Accept header does.
   const stream = resumeFrom !== null || (c.req.header("accept") ?? "").includes("text/event-stream");

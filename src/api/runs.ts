@@ -1,11 +1,11 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { CLIENT_ID, newId } from "../core/ids";
 import { findAgent } from "../db/agents";
-import { findRun, listRuns } from "../db/runs";
+import { listRuns, ownedRun } from "../db/runs";
 import { parseInput, resolveInput } from "../media";
-import { isActive, renderRun, type InputPart } from "../session/run-record";
+import { isActive, renderRun } from "../session/run-record";
 import type { RunAnswer } from "../session/protocol";
-import { notFound, notSupportedYet } from "./errors";
+import { notFound } from "./errors";
 import { idempotentPlan } from "./idempotency";
 import { runOutputSchema } from "./run-output-schema";
 import { decodeCursor, listSchema, page, pageQuery } from "./pagination";
@@ -28,16 +28,15 @@ const runOrStream = {
   content: { "application/json": { schema: runSchema }, "text/event-stream": { schema: z.string() } },
 };
 
-/** A continue's input: checked like a turn's (parseInput); its media are not stored on continue yet. */
-function normalizeInput(input: z.infer<typeof createRunBody>["input"], environment: string | undefined): InputPart[] {
-  return parseInput(input, environment).map((part, i) => {
-    if (part.type !== "text") throw notSupportedYet(`input.${i}`, "Image and file parts on continue");
-    return part;
-  });
-}
-
-function respond(answer: RunAnswer): Response {
+/**
+ * The answer of a started or continued run: its SSE stream, `202` for a background run, or
+ * the Run once it has stopped.
+ */
+function respond(answer: RunAnswer, body: { background: boolean; stream: boolean }): Response {
   const { run, stream } = unwrap(answer);
+  if (body.background && !body.stream) {
+    return Response.json({ run_id: run.id, session_id: run.session_id, status: run.status }, { status: 202 });
+  }
   if (stream) {
     return new Response(stream, {
       headers: { "content-type": "text/event-stream", "cache-control": "no-cache", "x-accel-buffering": "no" },
@@ -162,18 +161,13 @@ export const runRoutes = newRouter()
         }),
       ),
     );
-    if (body.background && !body.stream) {
-      const { run } = unwrap(answer);
-      return c.json({ run_id: run.id, session_id: run.session_id, status: run.status }, 202);
-    }
-    return respond(answer);
+    return respond(answer, body);
   })
   .openapi(getRun, async (c) => {
     const { agent_id, run_id } = c.req.valid("param");
     const { wait } = c.req.valid("query");
     const tenant = c.get("tenant");
-    const stored = await findRun(c.env.DB, tenant, agent_id, run_id);
-    if (!stored) throw notFound("Run", run_id);
+    const stored = await ownedRun(c.env.DB, tenant, agent_id, run_id);
     if (!isActive(stored.status)) return c.json(renderRun(stored), 200);
     // The mirror may be a step behind a live run: the object has its current state.
     const identity = { tenant, session_id: stored.session_id };
@@ -201,8 +195,7 @@ export const runRoutes = newRouter()
   .openapi(cancelRun, async (c) => {
     const { agent_id, run_id } = c.req.valid("param");
     const tenant = c.get("tenant");
-    const stored = await findRun(c.env.DB, tenant, agent_id, run_id);
-    if (!stored) throw notFound("Run", run_id);
+    const stored = await ownedRun(c.env.DB, tenant, agent_id, run_id);
     const result = await callSession(c.env, tenant, stored.session_id, (stub) =>
       stub.cancelRun({ tenant, session_id: stored.session_id }, run_id),
     { idempotent: true });
@@ -212,11 +205,11 @@ export const runRoutes = newRouter()
     const { agent_id, run_id } = c.req.valid("param");
     const body = c.req.valid("json");
     const tenant = c.get("tenant");
-    const stored = await findRun(c.env.DB, tenant, agent_id, run_id);
-    if (!stored) throw notFound("Run", run_id);
+    const stored = await ownedRun(c.env.DB, tenant, agent_id, run_id);
     const agent = await findAgent(c.env.DB, tenant, agent_id);
     if (!agent) throw notFound("Agent", agent_id);
-    const input = body.input === undefined ? null : normalizeInput(body.input, c.env.ENVIRONMENT);
+    // A branch's input is checked and its media stored exactly as a turn's.
+    const parts = body.input === undefined ? null : await resolveInput(parseInput(body.input, c.env.ENVIRONMENT), c.env.ENVIRONMENT);
     const identity = { tenant, session_id: stored.session_id };
     const { plan, replay } = await idempotentPlan(c, body, { run_id: newId("run") }, z.object({ run_id: z.string() }));
     if (replay) {
@@ -229,32 +222,29 @@ export const runRoutes = newRouter()
         return c.json(unwrap(result).run, 200);
       }
     }
-    const answer = await callSession(c.env, tenant, stored.session_id, (stub) =>
-      stub.continueRun({
-        ...identity,
-        run_id,
-        tool_results: body.tool_results,
-        stream: body.stream,
-        continue_from: body.continue_from,
-        fork: body.fork,
-        input,
-        background: body.background,
-        metadata: body.metadata,
-        agent,
-        new_run_id: plan.run_id,
-      }),
+    const answer = await startWithMedia(c.env, { ...identity, run_id: plan.run_id }, parts ?? [], (input) =>
+      callSession(c.env, tenant, stored.session_id, (stub) =>
+        stub.continueRun({
+          ...identity,
+          run_id,
+          tool_results: body.tool_results,
+          stream: body.stream,
+          continue_from: body.continue_from,
+          fork: body.fork,
+          input: parts ? input : null,
+          background: body.background,
+          metadata: body.metadata,
+          agent,
+          new_run_id: plan.run_id,
+        }),
+      ),
     );
-    if (body.background && !body.stream) {
-      const { run } = unwrap(answer);
-      return c.json({ run_id: run.id, session_id: run.session_id, status: run.status }, 202);
-    }
-    return respond(answer);
+    return respond(answer, body);
   })
   .openapi(checkpointsRoute, async (c) => {
     const { agent_id, run_id } = c.req.valid("param");
     const tenant = c.get("tenant");
-    const stored = await findRun(c.env.DB, tenant, agent_id, run_id);
-    if (!stored) throw notFound("Run", run_id);
+    const stored = await ownedRun(c.env.DB, tenant, agent_id, run_id);
     const result = await callSession(
       c.env,
       tenant,

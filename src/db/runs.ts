@@ -1,4 +1,5 @@
 import { and, desc, eq, lt, or, type SQL } from "drizzle-orm";
+import { notFound } from "../api/errors";
 import type { Cursor } from "../api/pagination";
 import type { RunRecord } from "../session/run-record";
 import { database } from "./client";
@@ -16,6 +17,13 @@ export async function findRun(d1: D1Database, tenant: string, agentId: string, r
     .where(and(eq(runs.tenant, tenant), eq(runs.agentId, agentId), eq(runs.id, runId)))
     .get();
   return row ? parse(row.body) : null;
+}
+
+/** A run of the tenant's agent, or a 404 as if it did not exist. */
+export async function ownedRun(d1: D1Database, tenant: string, agentId: string, runId: string): Promise<RunRecord> {
+  const run = await findRun(d1, tenant, agentId, runId);
+  if (!run) throw notFound("Run", runId);
+  return run;
 }
 
 export type RunFilter = { agentId?: string; sessionId?: string; sessionIds?: string[]; status?: string };

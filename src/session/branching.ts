@@ -14,8 +14,9 @@ const failure = (type: SessionFailure["type"], message: string, path?: string): 
   failure: { type, message, details: path ? { fields: [{ path, message }] } : {} },
 });
 
+/** A user message's text and media, to be sent again (a regenerate). */
 const asInput = (content: Block[]): InputPart[] =>
-  content.flatMap((b) => (b.type === "text" ? [{ type: "text" as const, text: b.text }] : []));
+  content.flatMap((b): InputPart[] => (b.type === "text" ? [{ type: "text", text: b.text }] : b.type === "image" || b.type === "file" ? [b] : []));
 
 /**
  * Plans a new run that branches off `source` (which is never changed): its history is the
@@ -32,7 +33,7 @@ export function planBranch(
     const lastUser = [...history].reverse().find((m) => m.role === "user");
     if (!lastUser) return failure("invalid_request", "The run has no user message to go back to", "continue_from");
     const resent = input ?? asInput(lastUser.content);
-    if (resent.length === 0) return failure("invalid_request", "The last user message has no text to send again; give an input", "input");
+    if (resent.length === 0) return failure("invalid_request", "The last user message has nothing to send again; give an input", "input");
     return { base: { parent: source.id, until: lastUser.index - 1 }, forked_from_checkpoint: null, input: resent };
   }
   const checkpoints = source.checkpoints ?? [];
