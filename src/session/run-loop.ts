@@ -85,12 +85,15 @@ async function modelStep(host: LoopHost, run: RunRecord, signal: AbortSignal): P
   const step = run.metrics.model_calls + 1;
   const attempt = run.call_attempt ?? 1;
   const provider = agent.provider === "mock" ? "anthropic" : agent.provider;
+  // A compaction, when one is due, happens before the call it makes room for.
+  const history = await modelHistory(host, run, signal);
+  if (signal.aborted || host.store.getRun(run.id)?.status !== "running") return;
   host.emit(run, "model_request_started", { step, attempt, provider, model: agent.model });
   const started = Date.now();
   let response;
   try {
     const adapter = createProvider({ provider: agent.provider, base_url: agent.base_url }, host.env);
-    const messages = withRepair(run, await modelHistory(host, run, signal), host.store.nextMessageIndex());
+    const messages = withRepair(run, history, host.store.nextMessageIndex());
     // The bytes of the messages' images and files, from R2 (src/media/load.ts).
     const media = await loadMedia(host.env.MEDIA, { tenant: host.store.getMeta("tenant") ?? "", session_id: host.sessionId }, messages);
     response = await adapter.call(
