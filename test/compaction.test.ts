@@ -1,3 +1,4 @@
+import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { api, createAgent } from "./support/http";
 import { postRun, readEvents, runTurn } from "./support/runs";
@@ -26,6 +27,9 @@ describe("compaction", () => {
     expect(compacted.slice(1).map((m) => m.index)).toEqual([3, 4, 5]);
     const full = await transcript(sessionId, "?full=true");
     expect(full.map((m) => m.index)).toEqual([0, 1, 2, 3, 4, 5]);
+    // The summary is in D1 with the range it replaces, so a rebuilt object has it too.
+    const stored = await env.DB.prepare("SELECT from_idx, to_idx FROM compactions WHERE session_id = ?").bind(sessionId).all();
+    expect(stored.results).toEqual([{ from_idx: 0, to_idx: 2 }]);
 
     // The next turn sends the summary, not the long first answer.
     const after = await runTurn(agent.id, { input: "four", session_id: sessionId });

@@ -1,4 +1,4 @@
-import { abortAllDurableObjects, createScheduledController, evictDurableObject, runInDurableObject } from "cloudflare:test";
+import { abortAllDurableObjects, createScheduledController, evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import worker from "../src/index";
@@ -60,6 +60,32 @@ describe("recovery after a crash", () => {
   });
 });
 
+describe("the watchdog alarm", () => {
+  it("resumes a run whose object died, with nothing but the object's own alarm", async () => {
+    const bucket = crypto.randomUUID();
+    const agent = await multiStepAgent(bucket);
+    const { run_id, session_id } = await startLongRun(agent.id);
+    await waitForFirstToolResult(session_id);
+    await abortAllDurableObjects();
+    const stub = stubOf(session_id);
+    // The watchdog is armed a minute ahead of every step: make it due, then ring the alarm as the platform would.
+    const watchdog = await runInDurableObject(stub, (_i, state) => {
+      const due = state.storage.sql.exec<{ due_at: number }>("SELECT due_at FROM timers WHERE name = 'watchdog'").toArray()[0]?.due_at;
+      state.storage.sql.exec("UPDATE timers SET due_at = 0 WHERE name = 'watchdog'");
+      return due;
+    });
+    expect(watchdog).toBeGreaterThan(Date.now());
+    expect(await runDurableObjectAlarm(stub)).toBe(true);
+    for (let i = 0; i < 200; i++) {
+      const row = await env.DB.prepare("SELECT status FROM runs WHERE id = ?").bind(run_id).first<{ status: string }>();
+      if (row?.status === "completed") break;
+      await sleep(50);
+    }
+    expect((await env.DB.prepare("SELECT status FROM runs WHERE id = ?").bind(run_id).first<{ status: string }>())?.status).toBe("completed");
+    await expectCompletedOnce(agent.id, run_id, session_id, bucket);
+  });
+});
+
 describe("the Cron trigger", () => {
   it("resumes a run stuck without progress", async () => {
     const bucket = crypto.randomUUID();
@@ -111,5 +137,29 @@ describe("the Cron trigger", () => {
     expect(events.results.map((e) => e.seq)).toEqual([2]);
     const keys = await env.DB.prepare("SELECT key FROM idempotency_keys WHERE key LIKE ?").bind(`${session}%`).all<{ key: string }>();
     expect(keys.results.map((k) => k.key)).toEqual([`${session}-new`]);
+  });
+
+  it("rolls up today's usage", async () => {
+    const agent = await createAgent({ prices: { input: 1, output: 1 } });
+    const run = (await (await postRun(agent.id, { input: "counted" })).json<Run>());
+    await worker.scheduled(createScheduledController({ scheduledTime: Date.now() }), env);
+    const today = new Date().toISOString().slice(0, 10);
+    const usage = await (await api(`/v1/usage?from=${today}&to=${today}&agent_id=${agent.id}`)).json<{ data: { runs: number; input_tokens: number }[] }>();
+    expect(usage.data).toEqual([expect.objectContaining({ runs: 1, input_tokens: run.metrics.input_tokens })]);
+  });
+
+  it("prunes the object's own copy of the event log past its retention", async () => {
+    const agent = await createAgent();
+    const sessionId = `prune-${crypto.randomUUID()}`;
+    const first = await (await postRun(agent.id, { input: "old", session_id: sessionId })).json<Run>();
+    await runInDurableObject(stubOf(sessionId), (_i, state) => {
+      state.storage.sql.exec("UPDATE events SET created_at = '2000-01-01T00:00:00.000Z' WHERE run_id = ?", first.id);
+    });
+    await postRun(agent.id, { input: "new", session_id: sessionId });
+    const left = await runInDurableObject(stubOf(sessionId), (_i, state) =>
+      state.storage.sql.exec<{ run_id: string }>("SELECT DISTINCT run_id FROM events").toArray().map((r) => r.run_id),
+    );
+    expect(left).not.toContain(first.id);
+    expect(left).toHaveLength(1);
   });
 });

@@ -1,12 +1,8 @@
 import { callSession } from "../api/session-client";
 import { log } from "../core/log";
+import { eventRetentionCutoff, positiveNumber } from "../core/settings";
 import type { Env } from "../env";
 import { rollUpRecentUsage } from "./usage-rollup";
-
-const numberOr = (value: string | undefined, fallback: number) => {
-  const n = Number(value);
-  return Number.isFinite(n) && n > 0 ? n : fallback;
-};
 
 /** Runs swept per Cron tick; the rest wait for the next one. */
 const SWEEP_BATCH = 50;
@@ -17,8 +13,8 @@ const SWEEP_BATCH = 50;
  * `MAX_RUN_SWEEPS` sweeps found them stuck). The object's own watchdog alarm usually acts first.
  */
 export async function sweepStuckRuns(env: Env, now: Date): Promise<number> {
-  const staleBefore = new Date(now.getTime() - numberOr(env.STALE_RUN_SECONDS, 300) * 1000).toISOString();
-  const maxSweeps = numberOr(env.MAX_RUN_SWEEPS, 3);
+  const staleBefore = new Date(now.getTime() - positiveNumber(env.STALE_RUN_SECONDS, 300) * 1000).toISOString();
+  const maxSweeps = positiveNumber(env.MAX_RUN_SWEEPS, 3);
   const { results } = await env.DB.prepare(
     "SELECT tenant, session_id, id FROM runs WHERE status IN ('pending', 'running') AND updated_at < ? ORDER BY updated_at LIMIT ?",
   )
@@ -38,7 +34,7 @@ export async function sweepStuckRuns(env: Env, now: Date): Promise<number> {
 
 /** Deletes stored events older than `EVENT_RETENTION_DAYS` and idempotency keys older than 24 h. */
 export async function applyRetention(env: Env, now: Date): Promise<number> {
-  const eventsBefore = new Date(now.getTime() - numberOr(env.EVENT_RETENTION_DAYS, 30) * 86_400_000).toISOString();
+  const eventsBefore = eventRetentionCutoff(env, now);
   const keysBefore = new Date(now.getTime() - 86_400_000).toISOString();
   const [events] = await env.DB.batch([
     env.DB.prepare("DELETE FROM events WHERE created_at < ?").bind(eventsBefore),

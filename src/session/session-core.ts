@@ -1,6 +1,7 @@
 import type { Block } from "../core/messages";
 import { newId, nowIso } from "../core/ids";
 import { log } from "../core/log";
+import { eventRetentionCutoff, positiveNumber } from "../core/settings";
 import type { Env } from "../env";
 import type { ProviderError } from "../providers/types";
 import { CompactionStore, mirrorCompaction, rebuildCompactions, type Compaction } from "./compaction-store";
@@ -141,8 +142,7 @@ export class SessionCore implements LoopHost {
   }
 
   queueFallbackMs(): number {
-    const seconds = Number(this.env.QUEUE_FALLBACK_SECONDS ?? "30");
-    return (Number.isFinite(seconds) && seconds > 0 ? seconds : 30) * 1000;
+    return positiveNumber(this.env.QUEUE_FALLBACK_SECONDS, 30) * 1000;
   }
 
   /** Resumes the active run when no invocation drives it (the one that did has died). */
@@ -281,6 +281,8 @@ export class SessionCore implements LoopHost {
       return [this.saveRun(run), this.mirrorSessionRow()];
     });
     for (const timer of ["watchdog", "retry", "queue_fallback"] as const) this.setTimer(timer, null);
+    // The object's own copy of the event log follows the same retention as the D1 mirror's.
+    if (status !== "paused") this.store.pruneEvents(eventRetentionCutoff(this.env, new Date()));
     // Every finished run is in D1 before its terminal event.
     await this.flush();
     const data: Record<RunStatus, () => Record<string, unknown>> = {

@@ -191,6 +191,12 @@ export class SessionStore {
     }
   }
 
+  /** Deletes stored events created before `before` (ISO time). */
+  pruneEvents(before: string): void {
+    this.sql.exec(EVENTS_SCHEMA);
+    this.sql.exec("DELETE FROM events WHERE created_at < ?", before);
+  }
+
   /** Up to `limit` stored events after `after` in seq order, of one run or (null) of the whole session. */
   storedEvents(sessionId: string, runId: string | null, after: number, limit: number): RunEvent[] {
     this.sql.exec(EVENTS_SCHEMA);
