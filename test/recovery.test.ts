@@ -31,6 +31,16 @@ async function waitForFirstToolResult(sessionId: string) {
   throw new Error("the run never reached its first tool result");
 }
 
+/** Waits, without touching the run's object, until the D1 mirror shows the run in `status`. */
+async function mirroredStatusBecomes(runId: string, status: string): Promise<boolean> {
+  for (let i = 0; i < 200; i++) {
+    const row = await env.DB.prepare("SELECT status FROM runs WHERE id = ?").bind(runId).first<{ status: string }>();
+    if (row?.status === status) return true;
+    await sleep(50);
+  }
+  return false;
+}
+
 async function expectCompletedOnce(agentId: string, runId: string, sessionId: string, bucket: string) {
   const run = await (await api(`/v1/agents/${agentId}/runs/${runId}?wait=20`)).json<Run>();
   expect(run.status).toBe("completed");
@@ -76,12 +86,7 @@ describe("the watchdog alarm", () => {
     });
     expect(watchdog).toBeGreaterThan(Date.now());
     expect(await runDurableObjectAlarm(stub)).toBe(true);
-    for (let i = 0; i < 200; i++) {
-      const row = await env.DB.prepare("SELECT status FROM runs WHERE id = ?").bind(run_id).first<{ status: string }>();
-      if (row?.status === "completed") break;
-      await sleep(50);
-    }
-    expect((await env.DB.prepare("SELECT status FROM runs WHERE id = ?").bind(run_id).first<{ status: string }>())?.status).toBe("completed");
+    expect(await mirroredStatusBecomes(run_id, "completed")).toBe(true);
     await expectCompletedOnce(agent.id, run_id, session_id, bucket);
   });
 });
@@ -96,11 +101,7 @@ describe("the Cron trigger", () => {
     // Nobody touches the object: only the sweeper can bring the run back.
     await env.DB.prepare("UPDATE runs SET updated_at = '2000-01-01T00:00:00.000Z' WHERE id = ?").bind(run_id).run();
     await worker.scheduled(createScheduledController({ scheduledTime: Date.now(), cron: "*/5 * * * *" }), env);
-    for (let i = 0; i < 200; i++) {
-      const row = await env.DB.prepare("SELECT status FROM runs WHERE id = ?").bind(run_id).first<{ status: string }>();
-      if (row?.status === "completed") break;
-      await sleep(50);
-    }
+    expect(await mirroredStatusBecomes(run_id, "completed")).toBe(true);
     await expectCompletedOnce(agent.id, run_id, session_id, bucket);
   });
 

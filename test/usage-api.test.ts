@@ -1,20 +1,11 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import type { UsageDay } from "../src/db/usage";
 import { rollUpRecentUsage, rollUpUsage } from "../src/maintenance/usage-rollup";
 import { emptyMetrics, type RunMetrics } from "../src/session/run-record";
 import { api, createAgent, createTenantToken, uniqueTenant } from "./support/http";
 import { runTurn, type Run } from "./support/runs";
 
-type UsageDay = {
-  date: string;
-  agent_id: string;
-  runs: number;
-  input_tokens: number;
-  output_tokens: number;
-  cache_read_tokens: number;
-  cache_write_tokens: number;
-  cost_usd: number | null;
-};
 type ErrorBody = { error: { type: string; details: { fields: { path: string }[] } } };
 
 /**
