@@ -132,6 +132,7 @@ describe("max_cost_usd", () => {
     expect(completed).toHaveLength(1);
     const usage = completed[0]!.data.usage as { input_tokens: number };
     expect(completed[0]!.data.cost_usd).toBe(usage.input_tokens);
+    expect(completed[0]!.data).toMatchObject({ duration_ms: expect.any(Number), time_to_first_token_ms: expect.any(Number) });
     expect(events.at(-1)).toMatchObject({ type: "run_error", data: { error: { type: "budget_exceeded", retryable: false } } });
     expect(events.map((e) => e.type)).not.toContain("tool_call_started");
   });

@@ -153,7 +153,14 @@ async function modelStep(host: LoopHost, run: RunRecord, signal: AbortSignal): P
   // A final answer that misses the output schema is held back, off the transcript, for its repair.
   const repair = holdForRepair(current, content, host.store.nextMessageIndex());
   host.commit(() => [...(repair ? [] : [host.appendMessage(current, "assistant", content)]), host.saveRun(current)]);
-  host.emit(current, "model_request_completed", { step, attempt, usage: response.usage, cost_usd: cost, duration_ms: Date.now() - started });
+  host.emit(current, "model_request_completed", {
+    step,
+    attempt,
+    usage: response.usage,
+    cost_usd: cost,
+    duration_ms: Date.now() - started,
+    time_to_first_token_ms: response.time_to_first_token_ms,
+  });
   if (repair) host.emit(current, "output_repair", { step, errors: repair });
   host.flushSoon();
   const spent = current.metrics.cost_usd ?? 0;
