@@ -8,7 +8,7 @@ import { OpenAIChatProvider } from "../src/providers/openai-chat";
 import { OpenAIResponsesProvider } from "../src/providers/openai-responses";
 import { inProcessFetch, type SdkFetch } from "../src/providers/sdk-config";
 import { isStrictSchema } from "../src/providers/strict-schema";
-import { emptyMetrics, type RunRecord } from "../src/session/run-record";
+import { emptyMetrics, newRunRecord, type RunRecord } from "../src/session/run-record";
 import { finalOutcome, holdForRepair, outputSchemaOf, repairRequest, withRepair } from "../src/session/structured-output";
 
 const PERSON = {
@@ -23,28 +23,16 @@ const text = (t: string): Block[] => [{ type: "text", text: t }];
 function runWith(schema: Record<string, unknown> | null, fields: Partial<RunRecord> = {}, maxSteps = 25): RunRecord {
   const definition = agentDefinitionSchema.parse({ provider: "mock", model: "m", max_steps: maxSteps, output_schema: schema });
   const agent: Agent = { id: "a", version: 1, created_at: "", updated_at: "", ...definition };
-  return {
+  return newRunRecord({
     id: "run_1",
-    agent_id: "a",
+    agent,
     session_id: "s",
     status: "running",
     input: [],
-    output: null,
-    error: null,
-    required_actions: [],
-    parent_run_id: null,
-    forked_from_checkpoint: null,
-    agent_version: 1,
-    attempts: 1,
-    metrics: { ...emptyMetrics(), model_calls: 1 },
-    metadata: {},
     created_at: "",
-    started_at: null,
-    finished_at: null,
-    agent,
-    first_message: 0,
+    metrics: { ...emptyMetrics(), model_calls: 1 },
     ...fields,
-  };
+  });
 }
 
 describe("checkOutput", () => {

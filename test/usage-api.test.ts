@@ -16,7 +16,7 @@ type ErrorBody = { error: { type: string; details: { fields: { path: string }[] 
 async function fixtureRun(tenant: string, agentId: string, createdAt: string, metrics: Partial<RunMetrics>): Promise<string> {
   const id = `run_${crypto.randomUUID()}`;
   const sessionId = `ses_${crypto.randomUUID()}`;
-  const run: Run & { first_message: number } = {
+  const run: Run = {
     id,
     agent_id: agentId,
     session_id: sessionId,
@@ -34,7 +34,6 @@ async function fixtureRun(tenant: string, agentId: string, createdAt: string, me
     created_at: createdAt,
     started_at: createdAt,
     finished_at: createdAt,
-    first_message: 0,
   };
   await env.DB.prepare(
     `INSERT INTO runs (id, tenant, session_id, agent_id, agent_version, status, body, created_at, updated_at)

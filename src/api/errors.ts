@@ -11,7 +11,6 @@ export type ApiErrorType =
   | "idempotency_conflict"
   | "payload_too_large"
   | "rate_limited"
-  | "not_implemented"
   | "provider_error"
   | "internal";
 
@@ -26,7 +25,6 @@ const statusOf: Record<ApiErrorType, number> = {
   idempotency_conflict: 409,
   payload_too_large: 413,
   rate_limited: 429,
-  not_implemented: 501,
   provider_error: 502,
   internal: 500,
 };

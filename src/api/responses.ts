@@ -27,8 +27,5 @@ export const errorResponses = {
   502: errorResponse("A model call Agentry made for the request failed (type provider_error)"),
 };
 
-/** A route of API.md that is not built yet answers 501. */
-export const notBuiltResponse = errorResponse("Not built yet");
-
 /** The errors every /v1 route can answer. */
 export const authErrors = { 401: errorResponses[401], 429: errorResponses[429] };

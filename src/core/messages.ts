@@ -62,10 +62,3 @@ export type Usage = {
   reasoning_tokens: number;
 };
 
-export const emptyUsage = (): Usage => ({
-  input_tokens: 0,
-  output_tokens: 0,
-  cache_read_tokens: 0,
-  cache_write_tokens: 0,
-  reasoning_tokens: 0,
-});

@@ -3,7 +3,6 @@ import { log } from "../core/log";
 import type { Env } from "../env";
 import { runMessageSchema } from "../session/run-message";
 
-export const RUNS_QUEUE = "agentry-runs";
 export const RUNS_DEAD_LETTER_QUEUE = "agentry-runs-dlq";
 
 /**

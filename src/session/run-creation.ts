@@ -2,7 +2,7 @@ import type { Agent, ObjectJsonSchema } from "../agents";
 import { newId, nowIso } from "../core/ids";
 import { runEventStream } from "./events";
 import type { RunAnswer, SessionIdentity } from "./protocol";
-import { emptyMetrics, type InputPart, type RunBase, type RunRecord } from "./run-record";
+import { newRunRecord, type InputPart, type RunBase } from "./run-record";
 import { fail, type SessionCore } from "./session-core";
 
 /** Everything a new run is made of: a plain turn, or a branch of an earlier run. */
@@ -29,36 +29,32 @@ export type NewRun = SessionIdentity & {
  * await since, that the session is free: the check and this write are one synchronous step.
  */
 export async function createRun(core: SessionCore, spec: NewRun): Promise<RunAnswer> {
+  const existing = spec.run_id ? core.store.getRun(spec.run_id) : null;
+  if (existing) {
+    // A retried request (same Idempotency-Key) is answered the run it created, its events from the start.
+    const replay = spec.stream ? core.replayOf(spec, existing.id, 0) : null;
+    return core.answer(existing.id, replay, core.stopOf(existing.id), !spec.background);
+  }
   const owner = core.store.getMeta("agent_id");
   if (owner !== null && owner !== spec.agent.id) return fail("not_found", `Session ${spec.session_id} not found`);
   const busy = core.busyFailure();
   if (busy) return busy;
 
   const now = nowIso();
-  const run: RunRecord = {
+  const run = newRunRecord({
     id: spec.run_id ?? newId("run"),
-    agent_id: spec.agent.id,
+    agent: spec.agent,
     session_id: spec.session_id,
     status: spec.background ? "pending" : "running",
     input: spec.input ?? [],
-    output: null,
-    error: null,
-    required_actions: [],
     parent_run_id: spec.parent_run_id,
     forked_from_checkpoint: spec.forked_from_checkpoint,
-    agent_version: spec.agent.version,
-    attempts: 1,
-    metrics: emptyMetrics(),
     metadata: spec.metadata,
     created_at: now,
     started_at: spec.background ? null : now,
-    finished_at: null,
-    agent: spec.agent,
-    first_message: core.store.nextMessageIndex(),
     output_schema: spec.output_schema ?? spec.agent.output_schema ?? null,
     base: spec.base,
-    checkpoints: [],
-  };
+  });
   const stream = spec.stream ? runEventStream(core.hub, run.id) : null;
   const stopped = core.stopOf(run.id);
   core.launching.add(run.id);

@@ -98,8 +98,6 @@ export type RunRecord = {
   finished_at: string | null;
   /** Internal: the agent definition this run executes with. */
   agent: Agent;
-  /** Internal: index of the run's first transcript message (its user input). */
-  first_message: number;
   /** Internal: the output schema in force (the run's, else the agent's); absent on older runs: the agent's. */
   output_schema?: ObjectJsonSchema | null;
   /** Internal: the final answer held back for the run's one repair attempt. */
@@ -118,11 +116,32 @@ export type RunRecord = {
   overflow_compacted?: boolean;
 };
 
+/** A new run's record: what the caller gives, and the fields every run starts with. */
+export function newRunRecord(
+  run: Pick<RunRecord, "id" | "agent" | "session_id" | "status" | "input" | "created_at"> & Partial<RunRecord>,
+): RunRecord {
+  return {
+    agent_id: run.agent.id,
+    agent_version: run.agent.version,
+    output: null,
+    error: null,
+    required_actions: [],
+    parent_run_id: null,
+    forked_from_checkpoint: null,
+    attempts: 1,
+    metrics: emptyMetrics(),
+    metadata: {},
+    started_at: null,
+    finished_at: null,
+    checkpoints: [],
+    ...run,
+  };
+}
+
 /** The public Run object (API.md) of a record. */
 export function renderRun(run: RunRecord) {
   const {
     agent: _agent,
-    first_message: _first,
     output_schema: _schema,
     output_repair: _repair,
     call_attempt: _attempt,

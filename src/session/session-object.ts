@@ -41,12 +41,6 @@ export class SessionObject extends DurableObject<Env> {
   async startRun(request: StartRunRequest): Promise<RunAnswer> {
     if (!this.core.store.isInitialized()) await this.core.rebuild(request);
     this.core.wake();
-    const existing = request.run_id ? this.core.store.getRun(request.run_id) : null;
-    if (existing) {
-      // A retried POST (same Idempotency-Key) is answered the run it created, its events from the start.
-      const replay = request.stream ? this.core.replayOf(request, existing.id, 0) : null;
-      return this.core.answer(existing.id, replay, this.core.stopOf(existing.id), !request.background);
-    }
     // A plain turn continues the session's head: its newest run.
     const head = this.core.store.listRuns().at(-1);
     return createRun(this.core, {
@@ -125,11 +119,6 @@ export class SessionObject extends DurableObject<Env> {
     this.core.wake();
     const run = this.core.store.getRun(request.run_id);
     if (!run) return fail("not_found", `Run ${request.run_id} not found`);
-    const existing = request.new_run_id ? this.core.store.getRun(request.new_run_id) : null;
-    if (existing) {
-      const replay = request.stream ? this.core.replayOf(request, existing.id, 0) : null;
-      return this.core.answer(existing.id, replay, this.core.stopOf(existing.id), !request.background);
-    }
     const branching = request.fork === true || request.continue_from !== undefined || request.input !== null;
     switch (run.status) {
       case "pending":

@@ -120,11 +120,10 @@ export class SessionStore {
     return row.n;
   }
 
-  messages(untilIndex = Number.MAX_SAFE_INTEGER): StoredMessage[] {
+  messages(): StoredMessage[] {
     return this.sql
       .exec<{ idx: number; run_id: string; role: string; content: string; created_at: string }>(
-        "SELECT idx, run_id, role, content, created_at FROM messages WHERE idx <= ? ORDER BY idx",
-        untilIndex,
+        "SELECT idx, run_id, role, content, created_at FROM messages ORDER BY idx",
       )
       .toArray()
       .map((r) => ({
