@@ -7,21 +7,22 @@ import { summarizeOlderMessages } from "./compactor";
 import { sendableHistory } from "./history";
 import type { LoopHost } from "./run-loop";
 import type { RunRecord } from "./run-record";
+import type { StoredMessage } from "./storage";
 
 /** The run's branch as the API shows it: its latest compaction summary first. */
 export const compactedBranch = (host: Pick<LoopHost, "store" | "compactions">, run: RunRecord): TranscriptMessage[] =>
   withCompaction(messagesOf(branchOf(host.store, run)), host.compactions.all());
 
 /**
- * The messages of the run's next model call. With compaction enabled, a request that would
- * exceed `trigger_tokens` first has the branch's older messages summarised (or always, with
- * `force`, after a context-window error).
+ * The messages of the run's next model call, from its branch (`messagesOf(branchOf(…))`, as
+ * the loop already read it). With compaction enabled, a request that would exceed
+ * `trigger_tokens` first has the branch's older messages summarised.
  */
-export async function modelHistory(host: LoopHost, run: RunRecord, signal: AbortSignal, force = false): Promise<Message[]> {
-  let history = compactedBranch(host, run);
+export async function modelHistory(host: LoopHost, run: RunRecord, branch: StoredMessage[], signal: AbortSignal): Promise<Message[]> {
+  let history = withCompaction(branch, host.compactions.all());
   const settings = run.agent.compaction;
   const size = () => estimateTokens({ instructions: run.agent.instructions, messages: toModelMessages(history), tools: toolSpecs(run.agent) });
-  if (settings?.enabled && (force || size() > settings.trigger_tokens)) {
+  if (settings?.enabled && size() > settings.trigger_tokens) {
     if (await compactBranch(host, run, history, signal)) history = compactedBranch(host, run);
   }
   return sendableHistory(toModelMessages(history));

@@ -75,18 +75,18 @@ export async function driveRun(host: LoopHost, runId: string, signal: AbortSigna
       });
       return;
     } else {
-      await modelStep(host, run, signal);
+      await modelStep(host, run, history, signal);
     }
   }
 }
 
-async function modelStep(host: LoopHost, run: RunRecord, signal: AbortSignal): Promise<void> {
+async function modelStep(host: LoopHost, run: RunRecord, branch: StoredMessage[], signal: AbortSignal): Promise<void> {
   const { agent } = run;
   const step = run.metrics.model_calls + 1;
   const attempt = run.call_attempt ?? 1;
   const provider = agent.provider === "mock" ? "anthropic" : agent.provider;
   // A compaction, when one is due, happens before the call it makes room for.
-  const history = await modelHistory(host, run, signal);
+  const history = await modelHistory(host, run, branch, signal);
   if (signal.aborted || host.store.getRun(run.id)?.status !== "running") return;
   host.emit(run, "model_request_started", { step, attempt, provider, model: agent.model });
   const started = Date.now();
