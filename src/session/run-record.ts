@@ -120,7 +120,9 @@ export type RunRecord = {
 export function newRunRecord(
   run: Pick<RunRecord, "id" | "agent" | "session_id" | "status" | "input" | "created_at"> & Partial<RunRecord>,
 ): RunRecord {
+  // Field order as API.md shows the Run: id first.
   return {
+    id: run.id,
     agent_id: run.agent.id,
     agent_version: run.agent.version,
     output: null,
