@@ -121,8 +121,9 @@ export function newRunRecord(
   run: Pick<RunRecord, "id" | "agent" | "session_id" | "status" | "input" | "created_at"> & Partial<RunRecord>,
 ): RunRecord {
   // Field order as API.md shows the Run: id first.
+  const { id, ...given } = run;
   return {
-    id: run.id,
+    id,
     agent_id: run.agent.id,
     agent_version: run.agent.version,
     output: null,
@@ -136,7 +137,7 @@ export function newRunRecord(
     started_at: null,
     finished_at: null,
     checkpoints: [],
-    ...run,
+    ...given,
   };
 }
 
