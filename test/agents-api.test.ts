@@ -52,6 +52,7 @@ describe("POST /v1/agents", () => {
       provider: "mock",
       model: "mock-1",
       base_url: null,
+      credential: null,
       instructions: "",
       tools: [],
       output_schema: null,

@@ -38,6 +38,8 @@ const fields = {
   model: z.string().min(1).max(256),
   /** Checked by the URL guard at request time (it depends on `ENVIRONMENT`). */
   base_url: z.string().min(1).max(2048).nullable(),
+  /** The tenant's own provider credential (`/v1/credentials`); checked at request time. */
+  credential: z.string().regex(CLIENT_ID, "must match ^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$").nullable(),
   instructions: z.string(),
   tools: toolsSchema,
   output_schema: objectJsonSchema.nullable(),
@@ -59,6 +61,7 @@ const definitionShape = {
   provider: fields.provider,
   model: fields.model,
   base_url: fields.base_url.default(null),
+  credential: fields.credential.default(null),
   instructions: fields.instructions.default(""),
   tools: fields.tools.default([]),
   output_schema: fields.output_schema.default(null),
