@@ -13,9 +13,15 @@ export default defineConfig({
           // Fake keys: the offline model accepts any key; tests check that none ever leaks.
           ANTHROPIC_API_KEY: "sk-ant-test-secret-0123456789",
           OPENAI_API_KEY: "sk-openai-test-secret-0123456789",
+          OPENAI_CHAT_API_KEY: "operator-chat-test-secret-0123456789",
+          // The operator's endpoints besides the providers' defaults: the loopback offline model and a recording gateway.
+          ALLOWED_BASE_URLS: `${inject<string>("mockModelUrl")}, ${inject<string>("gatewayUrl")}/some/path`,
+          PROVIDER_HEADERS: JSON.stringify({ "cf-aig-authorization": "Bearer operator-gateway-test-token-42" }),
           TEST_MIGRATIONS: await readD1Migrations("./migrations"),
           MOCK_MODEL_URL: inject<string>("mockModelUrl"),
           TOOL_SERVER_URL: inject<string>("toolServerUrl"),
+          GATEWAY_URL: inject<string>("gatewayUrl"),
+          FOREIGN_UPSTREAM_URL: inject<string>("foreignUpstreamUrl"),
         },
         ratelimits: {
           // Test files share the admin token's counter: keep them far from any limit.

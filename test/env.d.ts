@@ -9,6 +9,10 @@ declare global {
       MOCK_MODEL_URL: string;
       /** The test tool server (webhook receiver) of the global setup. */
       TOOL_SERVER_URL: string;
+      /** A recording upstream (test/node/recording-upstream.ts) in ALLOWED_BASE_URLS: an operator endpoint. */
+      GATEWAY_URL: string;
+      /** A recording upstream that is no operator endpoint: a tenant's own server, or an attacker's. */
+      FOREIGN_UPSTREAM_URL: string;
       /** A rate limiter with a small limit, for test/rate-limit.test.ts only (vitest.config.ts). */
       TEST_RATE_LIMITER: RateLimit;
     }

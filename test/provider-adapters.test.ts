@@ -22,7 +22,7 @@ import {
 } from "../src/providers/types";
 
 const NAMES: ProviderName[] = ["anthropic", "openai", "openai-chat"];
-const KEYS: ProviderEnv = { ANTHROPIC_API_KEY: "sk-ant-test-key", OPENAI_API_KEY: "sk-test-key" };
+const KEYS: ProviderEnv = { ANTHROPIC_API_KEY: "sk-ant-test-key", OPENAI_API_KEY: "sk-test-key", ALLOWED_BASE_URLS: env.MOCK_MODEL_URL };
 const loopbackBase = (name: ProviderName) => (name === "anthropic" ? env.MOCK_MODEL_URL : `${env.MOCK_MODEL_URL}/v1`);
 
 const TRANSPORTS = [
@@ -258,7 +258,7 @@ describe("createProvider", () => {
   });
 
   it("lets openai-chat fall back to OPENAI_API_KEY", async () => {
-    const provider = createProvider({ provider: "openai-chat", base_url: loopbackBase("openai-chat") }, { OPENAI_API_KEY: "sk-x" });
+    const provider = createProvider({ provider: "openai-chat", base_url: loopbackBase("openai-chat") }, { OPENAI_API_KEY: "sk-x", ALLOWED_BASE_URLS: env.MOCK_MODEL_URL });
     const { response } = await collect(provider, request([user("hi")]));
     expect(textOf(response)).toBe("You said: hi");
   });
@@ -277,7 +277,7 @@ describe("createProvider", () => {
 
   it.each(NAMES)("never puts the %s key in an error message", async (name) => {
     const secret = "sk-mock-super-secret-value-1234567890";
-    const keys: ProviderEnv = { ANTHROPIC_API_KEY: secret, OPENAI_API_KEY: secret };
+    const keys: ProviderEnv = { ANTHROPIC_API_KEY: secret, OPENAI_API_KEY: secret, ALLOWED_BASE_URLS: env.MOCK_MODEL_URL };
     const provider = createProvider({ provider: name, base_url: loopbackBase(name) }, keys);
     for (const directive of ["[[fail 401 x1]]", "[[fail 400 x1]]", "[[quota]]"]) {
       const error = await provider.call(request([user(`${directive} hi`)]), {}).catch((e: unknown) => e);

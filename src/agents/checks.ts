@@ -1,3 +1,4 @@
+import { operatorEndpointProblem, type ProviderEnv } from "../providers";
 import { pricesOf } from "../providers/pricing";
 import { checkOutboundUrl } from "../tools/url-guard";
 import { MOCK_BASE_URL } from "./definition";
@@ -10,19 +11,32 @@ export type DefinitionProblem = { path: string; message: string };
 /** The largest definition stored (D1 rows hold at most 2 MB). */
 export const MAX_DEFINITION_BYTES = 1_000_000;
 
+/** What the checks read from the Worker's environment. */
+export type CheckEnv = ProviderEnv & { ENVIRONMENT?: string };
+
 /**
- * Checks what the schema cannot: outbound URLs (they depend on `ENVIRONMENT`), an output schema
- * the validator could not apply, and the stored size.
+ * The provider endpoint rule, checked when an agent is stored and again when a run starts (the
+ * operator's variables can change): a `base_url` that is not one of the operator's endpoints
+ * needs a credential of the tenant's own (API.md, Provider credentials).
  */
-export function definitionProblems(definition: AgentDefinition, environment: string | undefined): DefinitionProblem[] {
+export function endpointProblems(definition: AgentDefinition, env: CheckEnv): DefinitionProblem[] {
+  const refused = operatorEndpointProblem(definition, env);
+  return refused ? [{ path: "base_url", message: refused }] : [];
+}
+
+/**
+ * Checks what the schema cannot: outbound URLs (they depend on `ENVIRONMENT`), where the
+ * operator's keys may go, an output schema the validator could not apply, and the stored size.
+ */
+export function definitionProblems(definition: AgentDefinition, env: CheckEnv): DefinitionProblem[] {
   const problems: DefinitionProblem[] = [];
   if (definition.base_url !== null && definition.base_url !== MOCK_BASE_URL) {
-    const reason = checkOutboundUrl(definition.base_url, environment);
-    if (reason) problems.push({ path: "base_url", message: reason });
+    const reason = checkOutboundUrl(definition.base_url, env.ENVIRONMENT);
+    problems.push(...(reason ? [{ path: "base_url", message: reason }] : endpointProblems(definition, env)));
   }
   definition.tools.forEach((tool, index) => {
     if (tool.type !== "webhook") return;
-    const reason = checkOutboundUrl(tool.url, environment);
+    const reason = checkOutboundUrl(tool.url, env.ENVIRONMENT);
     if (reason) problems.push({ path: `tools.${index}.url`, message: reason });
   });
   const outputProblem = definition.output_schema === null ? null : schemaProblem(definition.output_schema);

@@ -14,5 +14,5 @@ export { noParameters, objectJsonSchema } from "./json-schema";
 export type { ObjectJsonSchema } from "./json-schema";
 export { MAX_OUTPUT_ERRORS, checkOutput, describeErrors, schemaProblem } from "./output-validation";
 export type { OutputCheck, OutputError } from "./output-validation";
-export { MAX_DEFINITION_BYTES, definitionProblems } from "./checks";
-export type { DefinitionProblem } from "./checks";
+export { MAX_DEFINITION_BYTES, definitionProblems, endpointProblems } from "./checks";
+export type { CheckEnv, DefinitionProblem } from "./checks";

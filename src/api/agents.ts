@@ -7,11 +7,11 @@ import {
   definitionOf,
   definitionProblems,
 } from "../agents";
-import type { Agent, AgentDefinition } from "../agents";
+import type { Agent, AgentDefinition, CheckEnv } from "../agents";
 import { newId, nowIso } from "../core/ids";
 import { deleteAgent, findAgent, insertAgent, listAgents, updateAgent } from "../db/agents";
 import { idempotentCreate } from "./idempotency";
-import { ApiError, fieldsOf, invalidFields, notFound } from "./errors";
+import { ApiError, assertNoProblems, fieldsOf, invalidFields, notFound } from "./errors";
 import { decodeCursor, listSchema, page, pageQuery } from "./pagination";
 import { authErrors, errorResponses } from "./responses";
 import { bearerSecurity, newRouter } from "./router";
@@ -80,9 +80,8 @@ const deleteAgentRoute = createRoute({
 });
 
 /** What the schema cannot check (outbound URLs, size, a budget's price): 400 naming the field. */
-function assertAcceptable(definition: AgentDefinition, environment: string | undefined): void {
-  const problems = definitionProblems(definition, environment);
-  if (problems.length > 0) throw invalidFields(problems, problems.map((p) => `${p.path} ${p.message}`).join("; "));
+function assertAcceptable(definition: AgentDefinition, env: CheckEnv): void {
+  assertNoProblems(definitionProblems(definition, env));
 }
 
 /** A changed definition is written only if no other change landed since it was read. */
@@ -93,7 +92,7 @@ export const agentRoutes = newRouter()
   .openapi(createAgentRoute, async (c) => {
     const body = c.req.valid("json");
     const { id, ...definition } = body;
-    assertAcceptable(definition, c.env.ENVIRONMENT);
+    assertAcceptable(definition, c.env);
     const created = await idempotentCreate(c, body, async () => {
       const now = nowIso();
       const agent: Agent = { id: id ?? newId("agt"), ...definition, version: 1, created_at: now, updated_at: now };
@@ -125,7 +124,7 @@ export const agentRoutes = newRouter()
       const before = definitionOf(current);
       const merged = agentDefinitionSchema.safeParse({ ...before, ...patch });
       if (!merged.success) throw invalidFields(fieldsOf(merged.error));
-      assertAcceptable(merged.data, c.env.ENVIRONMENT);
+      assertAcceptable(merged.data, c.env);
       if (JSON.stringify(merged.data) === JSON.stringify(before)) return c.json(current, 200);
       const updatedAt = nowIso();
       if (await updateAgent(c.env.DB, tenant, agent_id, current.version, merged.data, updatedAt)) {

@@ -60,6 +60,11 @@ export const invalidFields = (fields: FieldError[], message?: string) =>
     fields,
   });
 
+/** Throws a 400 naming every field at fault, with each problem in the message; nothing when there is none. */
+export function assertNoProblems(problems: FieldError[]): void {
+  if (problems.length > 0) throw invalidFields(problems, problems.map((p) => `${p.path} ${p.message}`).join("; "));
+}
+
 export const notFound = (what: string, id: string) => new ApiError("not_found", `${what} ${id} not found`);
 
 type Issue = ZodError["issues"][number];

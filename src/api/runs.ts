@@ -1,11 +1,9 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { CLIENT_ID, newId } from "../core/ids";
-import { findAgent } from "../db/agents";
 import { listRuns, ownedRun } from "../db/runs";
 import { parseInput, resolveInput } from "../media";
 import { isActive, renderRun } from "../session/run-record";
 import type { RunAnswer } from "../session/protocol";
-import { notFound } from "./errors";
 import { idempotentPlan } from "./idempotency";
 import { runOutputSchema } from "./run-output-schema";
 import { decodeCursor, listSchema, page, pageQuery } from "./pagination";
@@ -13,6 +11,7 @@ import { authErrors, errorResponses } from "./responses";
 import { bearerSecurity, newRouter } from "./router";
 import { continueRunBody, createRunBody, runSchema } from "./run-schemas";
 import { startWithMedia } from "./run-input";
+import { runnableAgent } from "./runnable-agent";
 import { callSession, unwrap } from "./session-client";
 
 /** How long a replayed continue waits for the run to stop before answering its state. */
@@ -141,8 +140,7 @@ export const runRoutes = newRouter()
     const output_schema = runOutputSchema(body.output_schema);
     const parsed = parseInput(body.input, c.env.ENVIRONMENT);
     const tenant = c.get("tenant");
-    const agent = await findAgent(c.env.DB, tenant, agent_id);
-    if (!agent) throw notFound("Agent", agent_id);
+    const agent = await runnableAgent(c.env, tenant, agent_id);
     const parts = await resolveInput(parsed, c.env.ENVIRONMENT);
     const { plan } = await idempotentPlan(c, body, { session_id: body.session_id ?? newId("ses"), run_id: newId("run") }, runPlan);
     // Media are written to R2 only now, every check passed, and deleted again if the session refuses the turn.
@@ -206,8 +204,7 @@ export const runRoutes = newRouter()
     const body = c.req.valid("json");
     const tenant = c.get("tenant");
     const stored = await ownedRun(c.env.DB, tenant, agent_id, run_id);
-    const agent = await findAgent(c.env.DB, tenant, agent_id);
-    if (!agent) throw notFound("Agent", agent_id);
+    const agent = await runnableAgent(c.env, tenant, agent_id);
     // A branch's input is checked and its media stored exactly as a turn's.
     const parts = body.input === undefined ? null : await resolveInput(parseInput(body.input, c.env.ENVIRONMENT), c.env.ENVIRONMENT);
     const identity = { tenant, session_id: stored.session_id };

@@ -3,22 +3,23 @@ import { toAnthropicMessages, toAnthropicSystem, toAnthropicTools } from "./anth
 import { MessageAccumulator } from "./anthropic-stream";
 import { callError, firstTokenClock, guardStream, requestOptions } from "./call-support";
 import { ModelCallAbortedError, streamCutError } from "./errors";
-import type { SdkClientConfig } from "./sdk-config";
+import { fencedFetch, secretsOf, type SdkClientConfig } from "./sdk-config";
 import type { ModelCallOptions, ModelProvider, ModelRequest, ModelResponse } from "./types";
 
 /** The Anthropic Messages API, streamed, through `@anthropic-ai/sdk`. */
 export class AnthropicProvider implements ModelProvider {
   readonly name = "anthropic";
   readonly #client: Anthropic;
-  readonly #apiKey: string;
+  readonly #secrets: string[];
 
   constructor(config: SdkClientConfig) {
-    this.#apiKey = config.apiKey;
+    this.#secrets = secretsOf(config);
     // Every option explicit, so the SDK reads nothing from `process.env`; retries are Agentry's.
     this.#client = new Anthropic({
       apiKey: config.apiKey,
       baseURL: config.baseURL,
-      fetch: config.fetch,
+      fetch: config.fetch ?? fencedFetch,
+      defaultHeaders: config.headers,
       maxRetries: 0,
       webhookKey: null,
     });
@@ -53,7 +54,7 @@ export class AnthropicProvider implements ModelProvider {
       if (!state.stopped) throw streamCutError();
       return { ...state.result(), time_to_first_token_ms: clock.value() };
     } catch (error) {
-      throw callError(error, options.signal, this.#apiKey);
+      throw callError(error, options.signal, this.#secrets);
     }
   }
 }

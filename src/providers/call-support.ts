@@ -33,9 +33,9 @@ export async function* guardStream<T>(stream: AsyncIterable<T>): AsyncGenerator<
 }
 
 /** The error a failed call rejects with: the abort when `signal` fired, else the classified error. */
-export function callError(error: unknown, signal: AbortSignal | undefined, secret: string): ProviderError {
+export function callError(error: unknown, signal: AbortSignal | undefined, secrets: readonly string[]): ProviderError {
   if (signal?.aborted || isAbortError(error)) return new ModelCallAbortedError();
-  return classifyError(error, { secrets: [secret] });
+  return classifyError(error, { secrets });
 }
 
 /** Measures time to first token from the start of a call. */

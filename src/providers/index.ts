@@ -1,21 +1,23 @@
+import { MOCK_BASE_URL } from "../agents/definition";
 import { handleMockModel } from "../mock-model/index";
 import { AnthropicProvider } from "./anthropic";
+import { isOperatorEndpoint, operatorBaseUrl, originOf, type EndpointEnv } from "./endpoints";
 import { missingKeyError } from "./errors";
 import { OpenAIChatProvider } from "./openai-chat";
 import { OpenAIResponsesProvider } from "./openai-responses";
+import { operatorHeaders } from "./operator-headers";
 import { inProcessFetch, type SdkClientConfig } from "./sdk-config";
-import type { ModelProvider, ProviderName } from "./types";
+import { ProviderError, type ModelProvider, type ProviderName } from "./types";
 
 export { classifyError, isAbortError, ModelCallAbortedError } from "./errors";
 
-/** The provider secrets and base URLs of the Worker's environment. */
-export type ProviderEnv = {
+/** The provider secrets, base URLs and gateway headers of the Worker's environment. */
+export type ProviderEnv = EndpointEnv & {
   ANTHROPIC_API_KEY?: string;
   OPENAI_API_KEY?: string;
   OPENAI_CHAT_API_KEY?: string;
-  ANTHROPIC_BASE_URL?: string;
-  OPENAI_BASE_URL?: string;
-  OPENAI_CHAT_BASE_URL?: string;
+  /** JSON object of extra headers for the operator's endpoints (src/providers/operator-headers.ts). */
+  PROVIDER_HEADERS?: string;
 };
 
 /** The provider fields of an agent. */
@@ -24,18 +26,8 @@ export type ProviderConfig = {
   base_url?: string | null;
 };
 
-/** The base URL that routes an adapter's SDK to the offline model in process. */
-export const MOCK_BASE_URL = "mock:";
-
 type Wiring = {
-  keys: (env: ProviderEnv) => { secret: string; value: string | undefined };
-  baseUrl: (env: ProviderEnv) => string | undefined;
-  /**
-   * The provider's own base URL, passed explicitly: left undefined, an SDK reads
-   * `process.env` (populated from the Worker's vars), so the chat adapter would pick up
-   * `OPENAI_BASE_URL`.
-   */
-  defaultBase: string;
+  key: (env: ProviderEnv) => { secret: string; value: string | undefined };
   /** The dummy origin the SDK calls when the offline model answers in process. */
   mockBase: string;
   build: (config: SdkClientConfig) => ModelProvider;
@@ -43,53 +35,62 @@ type Wiring = {
 
 const WIRING: Record<ProviderName, Wiring> = {
   anthropic: {
-    keys: (env) => ({ secret: "ANTHROPIC_API_KEY", value: env.ANTHROPIC_API_KEY }),
-    baseUrl: (env) => env.ANTHROPIC_BASE_URL,
-    defaultBase: "https://api.anthropic.com",
+    key: (env) => ({ secret: "ANTHROPIC_API_KEY", value: env.ANTHROPIC_API_KEY }),
     mockBase: "http://mock.local",
     build: (config) => new AnthropicProvider(config),
   },
   openai: {
-    keys: (env) => ({ secret: "OPENAI_API_KEY", value: env.OPENAI_API_KEY }),
-    baseUrl: (env) => env.OPENAI_BASE_URL,
-    defaultBase: "https://api.openai.com/v1",
+    key: (env) => ({ secret: "OPENAI_API_KEY", value: env.OPENAI_API_KEY }),
     mockBase: "http://mock.local/v1",
     build: (config) => new OpenAIResponsesProvider(config),
   },
   "openai-chat": {
-    keys: (env) =>
+    key: (env) =>
       env.OPENAI_CHAT_API_KEY
         ? { secret: "OPENAI_CHAT_API_KEY", value: env.OPENAI_CHAT_API_KEY }
         : { secret: "OPENAI_CHAT_API_KEY (or OPENAI_API_KEY)", value: env.OPENAI_API_KEY },
-    baseUrl: (env) => env.OPENAI_CHAT_BASE_URL,
-    defaultBase: "https://api.openai.com/v1",
     mockBase: "http://mock.local/v1",
     build: (config) => new OpenAIChatProvider(config),
   },
 };
 
+/** The adapter an agent's `provider` runs on: `mock` is `anthropic` against the offline model. */
+export const providerNameOf = (provider: ProviderConfig["provider"]): ProviderName => (provider === "mock" ? "anthropic" : provider);
+
 /**
- * Builds the adapter of an agent's provider (API.md, Agents): `mock` is `anthropic` on
- * `mock:`; the base URL is the agent's, else the environment's, else the SDK's default;
- * `mock:` serves the call from the offline model in process and needs no key. A real
- * provider without its key still returns an adapter, whose calls fail with `auth_error`.
+ * Why an agent's `base_url` may not be used with the operator's keys, or null when it may:
+ * the offline model and the operator's endpoints are fine (API.md, Provider credentials).
  */
-export function createProvider(config: ProviderConfig, env: ProviderEnv): ModelProvider {
-  const name: ProviderName = config.provider === "mock" ? "anthropic" : config.provider;
-  const wiring = WIRING[name];
-  const agentBase = config.provider === "mock" ? MOCK_BASE_URL : config.base_url;
-  const baseUrl = agentBase || wiring.baseUrl(env) || wiring.defaultBase;
-  if (baseUrl === MOCK_BASE_URL) {
-    return wiring.build({ apiKey: "mock-key", baseURL: wiring.mockBase, fetch: inProcessFetch(handleMockModel) });
-  }
-  const key = wiring.keys(env);
-  if (!key.value) return missingKey(name, key.secret);
-  return wiring.build({ apiKey: key.value, baseURL: baseUrl });
+export function operatorEndpointProblem(config: ProviderConfig, env: EndpointEnv): string | null {
+  if (config.provider === "mock" || !config.base_url || config.base_url === MOCK_BASE_URL) return null;
+  if (isOperatorEndpoint(providerNameOf(config.provider), config.base_url, env)) return null;
+  const origin = originOf(config.base_url) ?? "this URL";
+  return `${origin} is not one of the operator's endpoints for ${config.provider}, so the operator's key is not sent there: give the agent a credential of its own (POST /v1/credentials)`;
 }
 
-function missingKey(name: ProviderName, secret: string): ModelProvider {
-  return {
-    name,
-    call: () => Promise.reject(missingKeyError(secret)),
-  };
+/**
+ * Builds the adapter of an agent's provider (API.md, Agents): the base URL is the agent's,
+ * else the operator's (`*_BASE_URL`, else the provider's default); `mock:` serves the call from
+ * the offline model in process and needs no key. The operator's key and `PROVIDER_HEADERS` go
+ * only to the operator's endpoints; any other URL, or a missing key, gives an adapter whose
+ * calls fail with `auth_error`, so nothing is swapped silently and nothing leaks.
+ */
+export function createProvider(config: ProviderConfig, env: ProviderEnv): ModelProvider {
+  const name = providerNameOf(config.provider);
+  const wiring = WIRING[name];
+  const agentBase = config.provider === "mock" ? MOCK_BASE_URL : config.base_url;
+  if (agentBase === MOCK_BASE_URL) {
+    return wiring.build({ apiKey: "mock-key", baseURL: wiring.mockBase, fetch: inProcessFetch(handleMockModel) });
+  }
+  const refused = operatorEndpointProblem(config, env);
+  if (refused) return failing(name, new ProviderError("auth_error", `base_url ${refused}`, false));
+  const key = wiring.key(env);
+  if (!key.value) return failing(name, missingKeyError(key.secret));
+  const headers = operatorHeaders(env);
+  if (headers instanceof ProviderError) return failing(name, headers);
+  return wiring.build({ apiKey: key.value, baseURL: agentBase || operatorBaseUrl(name, env), headers });
+}
+
+function failing(name: ProviderName, error: ProviderError): ModelProvider {
+  return { name, call: () => Promise.reject(error) };
 }

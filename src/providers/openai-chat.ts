@@ -5,7 +5,7 @@ import { ModelCallAbortedError, streamCutError } from "./errors";
 import { createOpenAIClient } from "./openai-client";
 import { toChatMessages, toChatTools } from "./openai-chat-messages";
 import { ChatAccumulator } from "./openai-chat-stream";
-import type { SdkClientConfig } from "./sdk-config";
+import { secretsOf, type SdkClientConfig } from "./sdk-config";
 import { isStrictSchema } from "./strict-schema";
 import type { ModelCallOptions, ModelProvider, ModelRequest, ModelResponse } from "./types";
 
@@ -16,10 +16,10 @@ import type { ModelCallOptions, ModelProvider, ModelRequest, ModelResponse } fro
 export class OpenAIChatProvider implements ModelProvider {
   readonly name = "openai-chat";
   readonly #client: OpenAI;
-  readonly #apiKey: string;
+  readonly #secrets: string[];
 
   constructor(config: SdkClientConfig) {
-    this.#apiKey = config.apiKey;
+    this.#secrets = secretsOf(config);
     this.#client = createOpenAIClient(config);
   }
 
@@ -60,7 +60,7 @@ export class OpenAIChatProvider implements ModelProvider {
       if (answer.finish === null) throw streamCutError();
       return { ...answer.result(), time_to_first_token_ms: clock.value() };
     } catch (error) {
-      throw callError(error, options.signal, this.#apiKey);
+      throw callError(error, options.signal, this.#secrets);
     }
   }
 }

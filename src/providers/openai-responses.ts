@@ -5,7 +5,7 @@ import { ModelCallAbortedError, streamCutError } from "./errors";
 import { createOpenAIClient } from "./openai-client";
 import { toResponsesInput, toResponsesTools } from "./openai-responses-input";
 import { deltaOf, normalizeUsage, stopReason, toBlocks } from "./openai-responses-output";
-import type { SdkClientConfig } from "./sdk-config";
+import { secretsOf, type SdkClientConfig } from "./sdk-config";
 import { isStrictSchema } from "./strict-schema";
 import type { ModelCallOptions, ModelProvider, ModelRequest, ModelResponse } from "./types";
 
@@ -13,10 +13,10 @@ import type { ModelCallOptions, ModelProvider, ModelRequest, ModelResponse } fro
 export class OpenAIResponsesProvider implements ModelProvider {
   readonly name = "openai";
   readonly #client: OpenAI;
-  readonly #apiKey: string;
+  readonly #secrets: string[];
 
   constructor(config: SdkClientConfig) {
-    this.#apiKey = config.apiKey;
+    this.#secrets = secretsOf(config);
     this.#client = createOpenAIClient(config);
   }
 
@@ -67,7 +67,7 @@ export class OpenAIResponsesProvider implements ModelProvider {
         time_to_first_token_ms: clock.value(),
       };
     } catch (error) {
-      throw callError(error, options.signal, this.#apiKey);
+      throw callError(error, options.signal, this.#secrets);
     }
   }
 }

@@ -5,9 +5,22 @@ export type SdkFetch = (input: string | URL | Request, init?: RequestInit) => Pr
 export type SdkClientConfig = {
   apiKey: string;
   baseURL: string;
-  /** Set for the in-process offline model. */
+  /** Extra headers of every call (an AI Gateway's `cf-aig-authorization`, …): secrets like the key. */
+  headers?: Record<string, string>;
+  /** Set for the in-process offline model; otherwise `fencedFetch`. */
   fetch?: SdkFetch;
 };
+
+/** The values of a client config that must never appear in an error message: the key and header values. */
+export function secretsOf(config: SdkClientConfig): string[] {
+  return [config.apiKey, ...Object.values(config.headers ?? {})];
+}
+
+/**
+ * The platform `fetch` with redirects refused: a 3xx reaches the SDK as an error status, so a key
+ * or header meant for one origin is never re-sent to the origin a redirect names.
+ */
+export const fencedFetch: SdkFetch = (input, init) => fetch(input, { ...init, redirect: "manual" });
 
 /**
  * A `fetch` that serves requests from an in-process handler, honouring the request's

@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { TestProject } from "vitest/node";
+import { startRecordingUpstream } from "./recording-upstream";
 import { startToolServer } from "./tool-server";
 
 /** Serves a web-standard fetch handler on 127.0.0.1 over Node's http module. */
@@ -44,11 +45,15 @@ export default async function setup(project: TestProject) {
   const { handleMockModel } = await import("../../src/mock-model/index");
   const mockModel = await serveFetch(handleMockModel);
   const toolServer = await startToolServer(serveFetch);
+  const foreign = await startRecordingUpstream(serveFetch, handleMockModel);
+  const gateway = await startRecordingUpstream(serveFetch, handleMockModel, urlOf(foreign));
   project.provide("mockModelUrl", urlOf(mockModel));
   project.provide("toolServerUrl", urlOf(toolServer));
+  project.provide("gatewayUrl", urlOf(gateway));
+  project.provide("foreignUpstreamUrl", urlOf(foreign));
+  const servers = [mockModel, toolServer, gateway, foreign];
   return async () => {
-    mockModel.closeAllConnections();
-    toolServer.closeAllConnections();
-    await Promise.all([mockModel, toolServer].map((s) => new Promise((r) => s.close(r))));
+    for (const server of servers) server.closeAllConnections();
+    await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
   };
 }
