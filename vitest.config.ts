@@ -10,6 +10,8 @@ export default defineConfig({
           ENVIRONMENT: "development",
           ADMIN_TOKEN: "test-admin-token",
           WEBHOOK_SECRET: "test-webhook-secret",
+          // 32 bytes in base64 (src/credentials/crypto.ts).
+          CREDENTIALS_KEY: "YWdlbnRyeS10ZXN0LWNyZWRlbnRpYWxzLWtleS0zMmI=",
           // Fake keys: the offline model accepts any key; tests check that none ever leaks.
           ANTHROPIC_API_KEY: "sk-ant-test-secret-0123456789",
           OPENAI_API_KEY: "sk-openai-test-secret-0123456789",

@@ -23,4 +23,6 @@ export interface Env extends ProviderEnv {
   EVENT_RETENTION_DAYS?: string;
   ADMIN_TOKEN?: string;
   WEBHOOK_SECRET?: string;
+  /** 32 random bytes in base64: encrypts tenants' provider credentials (src/credentials). */
+  CREDENTIALS_KEY?: string;
 }

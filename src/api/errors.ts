@@ -9,6 +9,7 @@ export type ApiErrorType =
   | "session_busy"
   | "run_not_continuable"
   | "idempotency_conflict"
+  | "credential_in_use"
   | "payload_too_large"
   | "rate_limited"
   | "provider_error"
@@ -23,6 +24,7 @@ const statusOf: Record<ApiErrorType, number> = {
   session_busy: 409,
   run_not_continuable: 409,
   idempotency_conflict: 409,
+  credential_in_use: 409,
   payload_too_large: 413,
   rate_limited: 429,
   provider_error: 502,
@@ -82,6 +84,8 @@ function fieldsOfIssue(issue: Issue, prefix: string[]): FieldError[] {
     const [only] = reached;
     if (reached.length === 1 && only) return only.flatMap((inner) => fieldsOfIssue(inner, path));
   }
+  // A record key that failed its own schema (an extra header's name): that schema's message.
+  if (issue.code === "invalid_key") return issue.issues.flatMap((inner) => fieldsOfIssue(inner, path));
   const unknownKeys = issue.code === "unrecognized_keys" ? issue.keys : [];
   if (unknownKeys.length > 0) {
     return [{ path: [...path, unknownKeys[0]].join("."), message: `unknown field${unknownKeys.length > 1 ? "s" : ""}: ${unknownKeys.join(", ")}` }];

@@ -163,3 +163,22 @@ export const compactions = sqliteTable(
   },
   (t) => [primaryKey({ columns: [t.tenant, t.sessionId, t.id] })],
 );
+
+/**
+ * Tenants' provider credentials (API.md, Provider credentials). `ciphertext` holds the key and
+ * header values, AES-GCM encrypted with `CREDENTIALS_KEY` (src/credentials/crypto.ts).
+ */
+export const credentials = sqliteTable(
+  "credentials",
+  {
+    tenant: text().notNull(),
+    id: text().notNull(),
+    provider: text().notNull(),
+    baseUrl: text(),
+    /** The names of the extra headers (JSON array); their values are in `ciphertext`. */
+    headerNames: text().notNull(),
+    ciphertext: text().notNull(),
+    createdAt: text().notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.tenant, t.id] }), index("credentials_list").on(t.tenant, t.createdAt, t.id)],
+);

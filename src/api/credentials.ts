@@ -1,0 +1,154 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import { CLIENT_ID, nowIso } from "../core/ids";
+import { CREDENTIAL_PROVIDERS, CredentialError, credentialInfoOf } from "../credentials";
+import type { CredentialInfo } from "../credentials";
+import { credentialsKey, encryptSecret } from "../credentials/crypto";
+import { extraHeadersSchema } from "../credentials/headers";
+import { agentsUsingCredential, deleteUnusedCredential, findCredentialRow, insertCredential, listCredentials } from "../db/credentials";
+import { checkOutboundUrl } from "../tools/url-guard";
+import { ApiError, invalidFields, notFound } from "./errors";
+import { idempotentCreate } from "./idempotency";
+import { decodeCursor, listSchema, page, pageQuery } from "./pagination";
+import { authErrors, errorResponses } from "./responses";
+import { bearerSecurity, newRouter } from "./router";
+
+const credentialCreateSchema = z
+  .strictObject({
+    id: z.string().regex(CLIENT_ID, "must match ^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$").openapi({ example: "my-openai" }),
+    provider: z.enum(CREDENTIAL_PROVIDERS),
+    api_key: z
+      .string()
+      .regex(/^[\x20-\x7e]{1,4096}$/, "must be 1 to 4096 visible ASCII characters (no line breaks)")
+      .openapi({ description: "Encrypted at rest; never returned" }),
+    base_url: z.string().min(1).max(2048).nullable().default(null).openapi({ example: "https://gateway.ai.cloudflare.com/v1/…/openai" }),
+    headers: extraHeadersSchema
+      .default({})
+      .openapi({ description: "Extra headers for provider calls (e.g. cf-aig-authorization); values encrypted, never returned" }),
+  })
+  .openapi("CredentialCreate");
+
+const credentialSchema = z
+  .object({
+    id: z.string(),
+    provider: z.enum(CREDENTIAL_PROVIDERS),
+    base_url: z.string().nullable(),
+    header_names: z.array(z.string()),
+    created_at: z.string(),
+  })
+  .openapi("Credential");
+
+const credentialIdParams = z.object({ id: z.string().openapi({ param: { name: "id", in: "path" } }) });
+const common = { tags: ["credentials"], security: bearerSecurity };
+const json = <T extends z.ZodType>(schema: T) => ({ "application/json": { schema } });
+
+const createCredentialRoute = createRoute({
+  ...common,
+  method: "post",
+  path: "/credentials",
+  summary: "Store a provider credential (its key and header values are encrypted, never returned)",
+  request: { body: { required: true, content: json(credentialCreateSchema) } },
+  responses: {
+    201: { description: "The credential, without its key or header values", content: json(credentialSchema) },
+    400: errorResponses[400],
+    409: errorResponses[409],
+    500: { content: errorResponses[400].content, description: "The operator has not set a valid CREDENTIALS_KEY; nothing was stored" },
+    ...authErrors,
+  },
+});
+
+const listCredentialsRoute = createRoute({
+  ...common,
+  method: "get",
+  path: "/credentials",
+  summary: "List the tenant's credentials, newest first",
+  request: { query: z.strictObject(pageQuery) },
+  responses: { 200: { description: "A page of credentials", content: json(listSchema(credentialSchema)) }, 400: errorResponses[400], ...authErrors },
+});
+
+const getCredentialRoute = createRoute({
+  ...common,
+  method: "get",
+  path: "/credentials/{id}",
+  summary: "Read a credential (without its key or header values)",
+  request: { params: credentialIdParams },
+  responses: { 200: { description: "The credential", content: json(credentialSchema) }, 404: errorResponses[404], ...authErrors },
+});
+
+const deleteCredentialRoute = createRoute({
+  ...common,
+  method: "delete",
+  path: "/credentials/{id}",
+  summary: "Delete a credential no live agent names",
+  request: { params: credentialIdParams },
+  responses: {
+    204: { description: "Deleted" },
+    404: errorResponses[404],
+    409: { ...errorResponses[409], description: "credential_in_use: agents name it (details.agent_ids)" },
+    ...authErrors,
+  },
+});
+
+/** The CREDENTIALS_KEY to encrypt with; without a valid one nothing can be stored (500 internal). */
+function keyOrFail(secret: string | undefined): Promise<CryptoKey> {
+  try {
+    return credentialsKey(secret);
+  } catch (error) {
+    if (error instanceof CredentialError) throw new ApiError("internal", error.message);
+    throw error;
+  }
+}
+
+/** The agents naming a credential were changed between the delete and the look-up: try again. */
+const MAX_DELETE_ATTEMPTS = 3;
+
+/** `/v1/credentials`: the tenant's own provider keys (API.md, Agents, Provider credentials). */
+export const credentialRoutes = newRouter()
+  .openapi(createCredentialRoute, async (c) => {
+    const body = c.req.valid("json");
+    const { id, provider, api_key, base_url, headers } = body;
+    const urlProblem = base_url === null ? null : checkOutboundUrl(base_url, c.env.ENVIRONMENT);
+    if (urlProblem) throw invalidFields([{ path: "base_url", message: urlProblem }], `base_url ${urlProblem}`);
+    const key = await keyOrFail(c.env.CREDENTIALS_KEY);
+    const tenant = c.get("tenant");
+    const created = await idempotentCreate<CredentialInfo>(c, body, async () => {
+      const row = {
+        tenant,
+        id,
+        provider,
+        baseUrl: base_url,
+        headerNames: JSON.stringify(Object.keys(headers)),
+        ciphertext: await encryptSecret(key, tenant, id, { api_key, headers }),
+        createdAt: nowIso(),
+      };
+      if (!(await insertCredential(c.env.DB, row))) throw new ApiError("already_exists", `Credential ${id} already exists`);
+      return { body: credentialInfoOf(row) };
+    });
+    return c.json(created, 201);
+  })
+  .openapi(listCredentialsRoute, async (c) => {
+    const { limit, cursor } = c.req.valid("query");
+    const rows = await listCredentials(c.env.DB, c.get("tenant"), limit + 1, decodeCursor(cursor));
+    return c.json(page(rows, limit, credentialInfoOf), 200);
+  })
+  .openapi(getCredentialRoute, async (c) => {
+    const { id } = c.req.valid("param");
+    const row = await findCredentialRow(c.env.DB, c.get("tenant"), id);
+    if (!row) throw notFound("credential", id);
+    return c.json(credentialInfoOf(row), 200);
+  })
+  .openapi(deleteCredentialRoute, async (c) => {
+    const { id } = c.req.valid("param");
+    const tenant = c.get("tenant");
+    for (let attempt = 0; attempt < MAX_DELETE_ATTEMPTS; attempt++) {
+      if (await deleteUnusedCredential(c.env.DB, tenant, id)) return c.body(null, 204);
+      if (!(await findCredentialRow(c.env.DB, tenant, id))) throw notFound("credential", id);
+      const agentIds = await agentsUsingCredential(c.env.DB, tenant, id);
+      if (agentIds.length > 0) {
+        const agents = `agent${agentIds.length > 1 ? "s" : ""} ${agentIds.join(", ")}`;
+        throw new ApiError("credential_in_use", `Credential ${id} is named by ${agents}; change or delete them first`, {
+          agent_ids: agentIds,
+        });
+      }
+    }
+    throw new ApiError("internal", `Credential ${id} kept changing; try again`);
+  });
