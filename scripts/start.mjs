@@ -1,6 +1,7 @@
 // `npm start`: Agentry locally on its embedded defaults (the offline model, local D1/DO).
 import { spawnSync, spawn } from "node:child_process";
-import { existsSync, writeFileSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { appendFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 
 const env = {
   ...process.env,
@@ -9,9 +10,18 @@ const env = {
   CI: process.env.CI ?? "true", // wrangler then never waits for a confirmation prompt
 };
 
+// Encrypts tenants' provider credentials (src/credentials): 32 random bytes in base64, kept in .dev.vars.
+const credentialsKeyLine = () => `CREDENTIALS_KEY=${randomBytes(32).toString("base64")}\n`;
+
 if (!existsSync(".dev.vars")) {
-  writeFileSync(".dev.vars", "ADMIN_TOKEN=dev-admin-token\nWEBHOOK_SECRET=dev-webhook-secret\n");
-  console.log("Created .dev.vars with ADMIN_TOKEN=dev-admin-token (edit it to change the local secrets).");
+  writeFileSync(".dev.vars", `ADMIN_TOKEN=dev-admin-token\nWEBHOOK_SECRET=dev-webhook-secret\n${credentialsKeyLine()}`);
+  console.log("Created .dev.vars with ADMIN_TOKEN=dev-admin-token and a random CREDENTIALS_KEY (edit it to change the local secrets).");
+} else {
+  const vars = readFileSync(".dev.vars", "utf8");
+  if (!/^\s*CREDENTIALS_KEY\s*=/m.test(vars)) {
+    appendFileSync(".dev.vars", `${vars === "" || vars.endsWith("\n") ? "" : "\n"}${credentialsKeyLine()}`);
+    console.log("Added a random CREDENTIALS_KEY to .dev.vars (it encrypts tenants' provider credentials; keep it, or stored credentials stop decrypting).");
+  }
 }
 
 const migrate = spawnSync("wrangler", ["d1", "migrations", "apply", "DB", "--local"], { stdio: "inherit", env });

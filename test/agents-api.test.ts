@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import type { Agent } from "../src/agents";
 import { createApp } from "../src/api/app";
 import { findAgent } from "../src/db/agents";
-import { ADMIN_TOKEN, api, apiRequest, createAgent, createTenantToken, uniqueTenant } from "./support/http";
+import { ADMIN_TOKEN, api, apiRequest, createAgent, createTenantToken, expectInvalid, uniqueTenant } from "./support/http";
 import type { ApiInit } from "./support/http";
 
 type Page<T> = { data: T[]; next_cursor: string | null };
@@ -15,16 +15,6 @@ const newestFirst = <T extends { id: string; created_at: string }>(rows: T[]) =>
   [...rows].sort((a, b) => (`${b.created_at} ${b.id}` < `${a.created_at} ${a.id}` ? -1 : 1));
 
 const uniqueId = (prefix = "agent") => `${prefix}-${crypto.randomUUID()}`;
-
-async function expectInvalid(response: Response, path: string, message?: RegExp): Promise<ErrorBody["error"]> {
-  expect(response.status).toBe(400);
-  const { error } = await response.json<ErrorBody>();
-  expect(error.type).toBe("invalid_request");
-  const field = error.details.fields?.find((f) => f.path === path);
-  expect(field, JSON.stringify(error)).toBeDefined();
-  if (message) expect(field?.message).toMatch(message);
-  return error;
-}
 
 async function listAll(token: string): Promise<Agent[]> {
   const response = await api("/v1/agents?limit=100", {}, token);

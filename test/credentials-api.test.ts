@@ -4,11 +4,11 @@ import { describe, expect, it } from "vitest";
 import { createApp } from "../src/api/app";
 import { CredentialError, loadCredential } from "../src/credentials";
 import type { CredentialInfo } from "../src/credentials";
-import { api, apiRequest, createAgent, createTenantToken, uniqueTenant } from "./support/http";
+import { api, apiRequest, createAgent, createTenantToken, expectInvalid, uniqueTenant } from "./support/http";
 import type { ApiInit } from "./support/http";
 
 type Page<T> = { data: T[]; next_cursor: string | null };
-type ErrorBody = { error: { type: string; message: string; details: { fields?: { path: string; message: string }[]; agent_ids?: string[] } } };
+type ErrorBody = { error: { type: string; message: string; details: { agent_ids?: string[] } } };
 
 const uniqueId = (prefix = "cred") => `${prefix}-${crypto.randomUUID()}`;
 const uniqueSecret = () => `sk-tenant-${crypto.randomUUID()}`;
@@ -40,15 +40,6 @@ const secretsOf = (body: { api_key: string; headers: Record<string, string> }) =
 function expectNoSecret(text: string, body: { api_key: string; headers: Record<string, string> }) {
   for (const secret of secretsOf(body)) expect(text).not.toContain(secret);
   expect(text).not.toContain(env.CREDENTIALS_KEY);
-}
-
-async function expectInvalid(response: Response, path: string, message?: RegExp): Promise<void> {
-  expect(response.status).toBe(400);
-  const { error } = await response.json<ErrorBody>();
-  expect(error.type).toBe("invalid_request");
-  const field = error.details.fields?.find((f) => f.path === path);
-  expect(field, JSON.stringify(error)).toBeDefined();
-  if (message) expect(field?.message).toMatch(message);
 }
 
 const getCredential = (id: string, token: string) => api(`/v1/credentials/${id}`, {}, token);

@@ -89,9 +89,9 @@ const deleteCredentialRoute = createRoute({
 });
 
 /** The CREDENTIALS_KEY to encrypt with; without a valid one nothing can be stored (500 internal). */
-function keyOrFail(secret: string | undefined): Promise<CryptoKey> {
+async function keyOrFail(secret: string | undefined): Promise<CryptoKey> {
   try {
-    return credentialsKey(secret);
+    return await credentialsKey(secret);
   } catch (error) {
     if (error instanceof CredentialError) throw new ApiError("internal", error.message);
     throw error;

@@ -1,4 +1,5 @@
 import { exports } from "cloudflare:workers";
+import { expect } from "vitest";
 import type { Agent } from "../../src/agents";
 
 /** The operator's token in tests (vitest.config.ts). */
@@ -59,4 +60,20 @@ export async function createAgent(fields: Record<string, unknown> = {}, token: s
   const response = await api("/v1/agents", { body }, token);
   if (response.status !== 201) throw new Error(`POST /v1/agents: ${response.status} ${await response.text()}`);
   return response.json<Agent>();
+}
+
+/** API.md's error body. */
+export type ErrorBody = {
+  error: { type: string; message: string; details: { fields?: { path: string; message: string }[] } & Record<string, unknown> };
+};
+
+/** Asserts `400 invalid_request` naming `path` (whose message matches `message`, when given); returns the error. */
+export async function expectInvalid(response: Response, path: string, message?: RegExp): Promise<ErrorBody["error"]> {
+  expect(response.status).toBe(400);
+  const { error } = await response.json<ErrorBody>();
+  expect(error.type).toBe("invalid_request");
+  const field = error.details.fields?.find((f) => f.path === path);
+  expect(field, JSON.stringify(error)).toBeDefined();
+  if (message) expect(field?.message).toMatch(message);
+  return error;
 }
