@@ -10,6 +10,7 @@ import {
 import type { Agent, AgentDefinition, CheckEnv } from "../agents";
 import { newId, nowIso } from "../core/ids";
 import { deleteAgent, findAgent, insertAgent, listAgents, updateAgent } from "../db/agents";
+import { assertCredentialUsable } from "./agent-credential";
 import { idempotentCreate } from "./idempotency";
 import { ApiError, assertNoProblems, fieldsOf, invalidFields, notFound } from "./errors";
 import { decodeCursor, listSchema, page, pageQuery } from "./pagination";
@@ -30,6 +31,7 @@ const createAgentRoute = createRoute({
   responses: {
     201: { description: "The agent, defaults filled, version 1", content: json(agentDoc) },
     400: errorResponses[400],
+    404: errorResponses[404],
     409: errorResponses[409],
     ...authErrors,
   },
@@ -79,9 +81,10 @@ const deleteAgentRoute = createRoute({
   responses: { 204: { description: "Deleted" }, 404: errorResponses[404], ...authErrors },
 });
 
-/** What the schema cannot check (outbound URLs, size, a budget's price): 400 naming the field. */
-function assertAcceptable(definition: AgentDefinition, env: CheckEnv): void {
+/** What the schema cannot check (outbound URLs, size, a budget's price, the credential): 4xx naming the field. */
+async function assertAcceptable(definition: AgentDefinition, env: CheckEnv & { DB: D1Database }, tenant: string): Promise<void> {
   assertNoProblems(definitionProblems(definition, env));
+  await assertCredentialUsable(env.DB, tenant, definition);
 }
 
 /** A changed definition is written only if no other change landed since it was read. */
@@ -92,7 +95,7 @@ export const agentRoutes = newRouter()
   .openapi(createAgentRoute, async (c) => {
     const body = c.req.valid("json");
     const { id, ...definition } = body;
-    assertAcceptable(definition, c.env);
+    await assertAcceptable(definition, c.env, c.get("tenant"));
     const created = await idempotentCreate(c, body, async () => {
       const now = nowIso();
       const agent: Agent = { id: id ?? newId("agt"), ...definition, version: 1, created_at: now, updated_at: now };
@@ -124,7 +127,7 @@ export const agentRoutes = newRouter()
       const before = definitionOf(current);
       const merged = agentDefinitionSchema.safeParse({ ...before, ...patch });
       if (!merged.success) throw invalidFields(fieldsOf(merged.error));
-      assertAcceptable(merged.data, c.env);
+      await assertAcceptable(merged.data, c.env, tenant);
       if (JSON.stringify(merged.data) === JSON.stringify(before)) return c.json(current, 200);
       const updatedAt = nowIso();
       if (await updateAgent(c.env.DB, tenant, agent_id, current.version, merged.data, updatedAt)) {

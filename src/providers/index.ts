@@ -1,4 +1,6 @@
 import { MOCK_BASE_URL } from "../agents/definition";
+import { CredentialError, loadCredential } from "../credentials";
+import { checkOutboundUrl } from "../tools/url-guard";
 import { handleMockModel } from "../mock-model/index";
 import { AnthropicProvider } from "./anthropic";
 import { isOperatorEndpoint, operatorBaseUrl, originOf, type EndpointEnv } from "./endpoints";
@@ -20,10 +22,15 @@ export type ProviderEnv = EndpointEnv & {
   PROVIDER_HEADERS?: string;
 };
 
+/** What a call on a tenant's credential also needs: the store and its key. */
+export type CredentialEnv = { DB?: D1Database; CREDENTIALS_KEY?: string; ENVIRONMENT?: string };
+
 /** The provider fields of an agent. */
 export type ProviderConfig = {
   provider: ProviderName | "mock";
   base_url?: string | null;
+  /** The tenant's own credential (`/v1/credentials`); its key goes wherever the agent points. */
+  credential?: string | null;
 };
 
 type Wiring = {
@@ -62,7 +69,7 @@ export const providerNameOf = (provider: ProviderConfig["provider"]): ProviderNa
  * the offline model and the operator's endpoints are fine (API.md, Provider credentials).
  */
 export function operatorEndpointProblem(config: ProviderConfig, env: EndpointEnv): string | null {
-  if (config.provider === "mock" || !config.base_url || config.base_url === MOCK_BASE_URL) return null;
+  if (config.provider === "mock" || config.credential || !config.base_url || config.base_url === MOCK_BASE_URL) return null;
   if (isOperatorEndpoint(providerNameOf(config.provider), config.base_url, env)) return null;
   const origin = originOf(config.base_url) ?? "this URL";
   return `${origin} is not one of the operator's endpoints for ${config.provider}, so the operator's key is not sent there: give the agent a credential of its own (POST /v1/credentials)`;
@@ -70,17 +77,27 @@ export function operatorEndpointProblem(config: ProviderConfig, env: EndpointEnv
 
 /**
  * Builds the adapter of an agent's provider (API.md, Agents): the base URL is the agent's,
- * else the operator's (`*_BASE_URL`, else the provider's default); `mock:` serves the call from
- * the offline model in process and needs no key. The operator's key and `PROVIDER_HEADERS` go
- * only to the operator's endpoints; any other URL, or a missing key, gives an adapter whose
- * calls fail with `auth_error`, so nothing is swapped silently and nothing leaks.
+ * else its credential's, else the operator's (`*_BASE_URL`, else the provider's default);
+ * `mock:` serves the call from the offline model in process and needs no key. The operator's
+ * key and `PROVIDER_HEADERS` go only to the operator's endpoints; an agent with a credential
+ * uses the tenant's key and headers instead (loaded and decrypted at the first call). Any
+ * other URL, a missing key or an unusable credential gives an adapter whose calls fail with
+ * `auth_error`, so nothing is swapped silently and nothing leaks.
  */
-export function createProvider(config: ProviderConfig, env: ProviderEnv): ModelProvider {
+export function createProvider(config: ProviderConfig, env: ProviderEnv & CredentialEnv, tenant = "default"): ModelProvider {
   const name = providerNameOf(config.provider);
   const wiring = WIRING[name];
   const agentBase = config.provider === "mock" ? MOCK_BASE_URL : config.base_url;
   if (agentBase === MOCK_BASE_URL) {
     return wiring.build({ apiKey: "mock-key", baseURL: wiring.mockBase, fetch: inProcessFetch(handleMockModel) });
+  }
+  const credential = config.credential;
+  if (credential) {
+    let adapter: Promise<ModelProvider> | undefined;
+    return {
+      name,
+      call: async (request, options) => (await (adapter ??= tenantAdapter(name, credential, agentBase, env, tenant))).call(request, options),
+    };
   }
   const refused = operatorEndpointProblem(config, env);
   if (refused) return failing(name, new ProviderError("auth_error", `base_url ${refused}`, false));
@@ -90,6 +107,43 @@ export function createProvider(config: ProviderConfig, env: ProviderEnv): ModelP
   if (headers instanceof ProviderError) return failing(name, headers);
   return wiring.build({ apiKey: key.value, baseURL: agentBase || operatorBaseUrl(name, env), headers });
 }
+
+/** The adapter on a tenant's credential: its key and headers, and the operator's headers only on the operator's endpoints. */
+async function tenantAdapter(
+  name: ProviderName,
+  id: string,
+  agentBase: string | null | undefined,
+  env: ProviderEnv & CredentialEnv,
+  tenant: string,
+): Promise<ModelProvider> {
+  if (!env.DB) return failing(name, new ProviderError("auth_error", `Credential ${id} cannot be read here`, false));
+  let loaded;
+  try {
+    loaded = await loadCredential({ DB: env.DB, CREDENTIALS_KEY: env.CREDENTIALS_KEY }, tenant, id);
+  } catch (error) {
+    if (error instanceof CredentialError) return failing(name, new ProviderError("auth_error", error.message, false));
+    throw error;
+  }
+  const { info, secret } = loaded;
+  if (info.provider !== name) {
+    return failing(name, new ProviderError("auth_error", `Credential ${id} is for ${info.provider}, not ${name}`, false));
+  }
+  const baseURL = agentBase || info.base_url || operatorBaseUrl(name, env);
+  let headers = lowerCased(secret.headers);
+  if (isOperatorEndpoint(name, baseURL, env)) {
+    const operator = operatorHeaders(env);
+    if (operator instanceof ProviderError) return failing(name, operator);
+    headers = { ...headers, ...lowerCased(operator) };
+  } else {
+    // Checked when the agent and the credential were stored; again here, as ENVIRONMENT may have changed.
+    const refused = checkOutboundUrl(baseURL, env.ENVIRONMENT);
+    if (refused) return failing(name, new ProviderError("auth_error", `base_url ${refused}`, false));
+  }
+  return WIRING[name].build({ apiKey: secret.api_key, baseURL, headers });
+}
+
+const lowerCased = (headers: Record<string, string>) =>
+  Object.fromEntries(Object.entries(headers).map(([name, value]) => [name.toLowerCase(), value]));
 
 function failing(name: ProviderName, error: ProviderError): ModelProvider {
   return { name, call: () => Promise.reject(error) };

@@ -21,6 +21,7 @@ export type CompactionOutcome = { compaction: Compaction; compacted_messages: nu
  */
 export async function summarizeOlderMessages(
   env: Parameters<typeof createProvider>[1],
+  tenant: string,
   agent: Agent,
   history: TranscriptMessage[],
   runId: string,
@@ -31,7 +32,7 @@ export async function summarizeOlderMessages(
   if (cut === null) return null;
   const older = history.slice(0, cut);
   const kept = history.slice(cut);
-  const provider = createProvider({ provider: agent.provider, base_url: agent.base_url }, env);
+  const provider = createProvider(agent, env, tenant);
   let response;
   try {
     response = await provider.call(

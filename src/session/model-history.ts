@@ -37,7 +37,7 @@ export async function compactBranch(
 ): Promise<{ summary: string; compacted_messages: number; tokens_before: number; tokens_after: number } | null> {
   let outcome;
   try {
-    outcome = await summarizeOlderMessages(host.env, run.agent, history, run.id, signal);
+    outcome = await summarizeOlderMessages(host.env, host.tenant(), run.agent, history, run.id, signal);
   } catch (error) {
     // The turn goes on uncompacted; a context-window error would end it as it would have anyway.
     log({ event: "unhandled_error", message: `compaction failed: ${error instanceof Error ? error.message : String(error)}` });

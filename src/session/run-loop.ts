@@ -24,6 +24,8 @@ export interface LoopHost {
   readonly env: Env;
   readonly store: SessionStore;
   readonly sessionId: string;
+  /** The tenant the session belongs to. */
+  tenant(): string;
   emit(run: RunRecord, type: RunEventType, data: Record<string, unknown>): void;
   /** Applies `change` and queues its mirror statements, in one storage transaction. */
   commit(change: () => MirrorStatement[]): void;
@@ -92,10 +94,10 @@ async function modelStep(host: LoopHost, run: RunRecord, branch: StoredMessage[]
   const started = Date.now();
   let response;
   try {
-    const adapter = createProvider({ provider: agent.provider, base_url: agent.base_url }, host.env);
+    const adapter = createProvider(agent, host.env, host.tenant());
     const messages = withRepair(run, history, host.store.nextMessageIndex());
     // The bytes of the messages' images and files, from R2 (src/media/load.ts).
-    const media = await loadMedia(host.env.MEDIA, { tenant: host.store.getMeta("tenant") ?? "", session_id: host.sessionId }, messages);
+    const media = await loadMedia(host.env.MEDIA, { tenant: host.tenant(), session_id: host.sessionId }, messages);
     response = await adapter.call(
       {
         model: agent.model,

@@ -225,7 +225,7 @@ export class SessionObject extends DurableObject<Env> {
     const size = estimateTokens(toModelMessages(history));
     let outcome;
     try {
-      outcome = await summarizeOlderMessages(this.env, agent, history, head.id);
+      outcome = await summarizeOlderMessages(this.env, identity.tenant, agent, history, head.id);
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       return fail("provider_error", `Compaction failed: ${message}`);
