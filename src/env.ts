@@ -21,6 +21,8 @@ export interface Env extends ProviderEnv {
   MAX_RUN_SWEEPS?: string;
   /** Days stored events are kept in D1. */
   EVENT_RETENTION_DAYS?: string;
+  /** Comma-separated exact origins (`https://app.example.com`) allowed to call /v1 from a browser; unset = no CORS. */
+  CORS_ORIGINS?: string;
   ADMIN_TOKEN?: string;
   WEBHOOK_SECRET?: string;
   /** 32 random bytes in base64: encrypts tenants' provider credentials (src/credentials). */

@@ -4,6 +4,7 @@ import { bodyLimit } from "hono/body-limit";
 import { log } from "../core/log";
 import { ApiError } from "./errors";
 import { authenticate } from "./auth";
+import { corsForListedOrigins } from "./cors";
 import { rateLimit } from "./rate-limit";
 import type { AppEnv } from "./router";
 import { healthRoutes } from "./health";
@@ -23,6 +24,7 @@ const MAX_BODY_BYTES = 25 * 1024 * 1024;
 export function createApp() {
   const app = new OpenAPIHono<AppEnv>();
 
+  app.use("/v1/*", corsForListedOrigins);
   app.use(
     "/v1/*",
     bodyLimit({

@@ -1,5 +1,5 @@
 import { ApiError, invalidFields } from "../api/errors";
-import { checkOutboundUrl } from "../tools/url-guard";
+import { checkOutboundUrl, isRedirect } from "../tools/url-guard";
 import { formatMb, MAX_IMAGE_BYTES, type ImageType } from "./limits";
 import { tooLarge } from "./parse-input";
 import { sniffImage } from "./sniff";
@@ -33,7 +33,7 @@ export async function fetchImage(
       throw refuse(path, signal.aborted ? `did not answer within ${FETCH_TIMEOUT_MS / 1000} s` : "could not be fetched");
     }
     const location = response.headers.get("location");
-    if (response.status >= 300 && response.status < 400 && location) {
+    if (isRedirect(response.status) && location) {
       await response.body?.cancel();
       if (hop >= MAX_REDIRECTS) throw refuse(path, `redirected more than ${MAX_REDIRECTS} times`);
       target = new URL(location, target).toString();

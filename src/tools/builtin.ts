@@ -1,4 +1,4 @@
-import { checkOutboundUrl } from "./url-guard";
+import { checkOutboundUrl, isRedirect } from "./url-guard";
 import { capOutput, toolError, type ToolOutcome } from "./outcome";
 
 export type BuiltinName = "current_time" | "http_get";
@@ -39,7 +39,12 @@ export async function runBuiltin(
         return toolError(`Host ${host} is not in the agent's metadata.http_get_allow list`);
       }
       try {
+        // A redirect could lead anywhere, past the guard and the allow-list: it is not followed.
         const response = await fetch(url, { signal: AbortSignal.timeout(10_000), redirect: "manual" });
+        if (isRedirect(response.status)) {
+          await response.body?.cancel();
+          return toolError(`The URL answered a redirect (status ${response.status}); redirects are not followed`);
+        }
         const text = capOutput(await response.text());
         return response.ok ? { output: text, is_error: false } : toolError(`HTTP ${response.status}: ${text}`);
       } catch {

@@ -1,8 +1,10 @@
+import ipaddr from "ipaddr.js";
+
 /**
- * The outbound URL rule of API.md (webhook URLs, agents' `base_url`): unless `ENVIRONMENT` is
- * `development`, a URL must be `https` and may not name `localhost` or a non-public IP literal.
- * Workers cannot resolve DNS, so host names other than `localhost` cannot be checked here
- * (and Workers cannot reach private networks anyway).
+ * The outbound URL rule of API.md (webhook URLs, agents' `base_url`, image URLs, `http_get`):
+ * unless `ENVIRONMENT` is `development`, a URL must be `https` and may not name `localhost` or a
+ * non-public IP literal. Workers cannot resolve DNS, so host names other than `localhost` cannot
+ * be checked here (and Workers cannot reach private networks anyway).
  */
 
 /**
@@ -22,77 +24,84 @@ export function checkOutboundUrl(url: string, environment: string | undefined): 
   return checkHost(parsed.hostname);
 }
 
+/** Whether an answer is a redirect (3xx), which callers with `redirect: "manual"` must not follow blindly. */
+export const isRedirect = (status: number): boolean => status >= 300 && status < 400;
+
 function checkHost(hostname: string): string | null {
   const host = hostname.toLowerCase().replace(/\.+$/, "");
   if (host === "localhost" || host.endsWith(".localhost")) return "must not name localhost";
-  // The URL parser has already turned decimal, hex, octal and short IPv4 forms into dotted quads.
-  const v4 = parseIpv4(host);
-  if (v4 !== null) return ipv4Reason(v4);
+  // The URL parser has already turned decimal, hex, octal and short IPv4 forms into dotted quads,
+  // and written IPv6 literals in brackets, compressed, in lower case.
+  if (ipaddr.IPv4.isValidFourPartDecimal(host)) return addressReason(ipaddr.IPv4.parse(host));
   if (host.startsWith("[") && host.endsWith("]")) {
-    const v6 = parseIpv6(host.slice(1, -1));
-    return v6 === null ? "must not name an invalid IPv6 address" : ipv6Reason(v6);
+    const text = host.slice(1, -1);
+    return ipaddr.IPv6.isValid(text) ? addressReason(ipaddr.IPv6.parse(text)) : "must not name an invalid IPv6 address";
   }
   return null;
 }
 
-function parseIpv4(host: string): number[] | null {
-  const match = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(host);
-  if (!match) return null;
-  const octets = match.slice(1).map(Number);
-  return octets.every((o) => o <= 255) ? octets : null;
+/** How the reason names each non-public range of ipaddr.js; any other one is "reserved". */
+const RANGE_NAMES: Record<string, string> = {
+  unspecified: "an unspecified",
+  broadcast: "a broadcast",
+  loopback: "a loopback",
+  private: "a private",
+  uniqueLocal: "a private (unique local)",
+  deprecatedSiteLocal: "a site-local",
+  carrierGradeNat: "a shared (carrier-grade NAT)",
+  linkLocal: "a link-local",
+  multicast: "a multicast",
+};
+
+/** IPv6 ranges that reach an embedded IPv4 address, named for the reason. */
+const TRANSITION_NAMES: Record<string, string> = {
+  ipv4Mapped: "an IPv4-mapped",
+  ipv4Compatible: "an IPv4-compatible",
+  rfc6145: "an IPv4-translated",
+  rfc6052: "a NAT64",
+  "6to4": "a 6to4",
+  teredo: "a Teredo",
+};
+
+/**
+ * Only ipaddr.js's `unicast` range is public. An IPv6 address that embeds an IPv4 address is
+ * refused for that address when it is not public; an IPv4-mapped one naming a public address is
+ * the IPv4 address itself and allowed, the other transition ranges are refused in any case.
+ */
+function addressReason(address: ipaddr.IPv4 | ipaddr.IPv6): string | null {
+  const range = address.kind() === "ipv6" && isIpv4Compatible(address as ipaddr.IPv6) ? "ipv4Compatible" : address.range();
+  if (range === "unicast") return null;
+  const transition = TRANSITION_NAMES[range];
+  if (transition) {
+    const embedded = embeddedIpv4(address as ipaddr.IPv6, range);
+    const embeddedReason = embedded && addressReason(embedded);
+    if (embeddedReason || range === "ipv4Mapped") return embeddedReason;
+    return `must not name ${transition} IPv6 address`;
+  }
+  return `must not name ${RANGE_NAMES[range] ?? "a reserved"} IP address`;
 }
 
-function ipv4Reason([a = 0, b = 0, c = 0]: number[]): string | null {
-  if (a === 0) return "must not name an unspecified IP address (0.0.0.0/8)";
-  if (a === 127) return "must not name a loopback IP address";
-  if (a === 10 || (a === 172 && b >= 16 && b <= 31) || (a === 192 && b === 168)) {
-    return "must not name a private IP address";
-  }
-  if (a === 100 && b >= 64 && b <= 127) return "must not name a shared (carrier-grade NAT) IP address";
-  if (a === 169 && b === 254) return "must not name a link-local IP address";
-  if ((a === 192 && b === 0 && c === 0) || (a === 198 && (b === 18 || b === 19)) || a >= 224) {
-    return "must not name a reserved or multicast IP address";
-  }
-  return null;
+/** `::a.b.c.d` (deprecated, RFC 4291), which ipaddr.js counts as unicast; `::` and `::1` are not. */
+function isIpv4Compatible(address: ipaddr.IPv6): boolean {
+  const [a, b, c, d, e, f, g = 0, h = 0] = address.parts;
+  return [a, b, c, d, e, f].every((part) => part === 0) && (g !== 0 || h > 1);
 }
 
-/** Eight 16-bit groups, or null when the text is not an IPv6 address. */
-function parseIpv6(text: string): number[] | null {
-  let body = text;
-  const dotted = /^(.*:)(\d{1,3}(?:\.\d{1,3}){3})$/.exec(text);
-  if (dotted) {
-    const v4 = parseIpv4(dotted[2] ?? "");
-    if (v4 === null) return null;
-    const [a = 0, b = 0, c = 0, d = 0] = v4;
-    body = `${dotted[1] ?? ""}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+function embeddedIpv4(address: ipaddr.IPv6, range: string): ipaddr.IPv4 | null {
+  const parts = address.parts;
+  const ipv4 = (high = 0, low = 0) => new ipaddr.IPv4([high >> 8, high & 0xff, low >> 8, low & 0xff]);
+  switch (range) {
+    case "6to4": // 2002:AABB:CCDD::/48
+      return ipv4(parts[1], parts[2]);
+    case "teredo": // the client's address, inverted, in the last 32 bits
+      return ipv4(~(parts[6] ?? 0) & 0xffff, ~(parts[7] ?? 0) & 0xffff);
+    case "rfc6052": // the well-known 64:ff9b::/96; the local-use 64:ff9b:1::/48 embeds it elsewhere and is refused anyway
+      return parts.slice(2, 6).every((part) => part === 0) ? ipv4(parts[6], parts[7]) : null;
+    case "ipv4Mapped":
+    case "ipv4Compatible":
+    case "rfc6145":
+      return ipv4(parts[6], parts[7]);
+    default:
+      return null;
   }
-  const halves = body.split("::");
-  if (halves.length > 2) return null;
-  const groupsOf = (part: string | undefined) => (part ? part.split(":") : []);
-  const head = groupsOf(halves[0]);
-  const rest = groupsOf(halves[1]);
-  if (![...head, ...rest].every((g) => /^[0-9a-f]{1,4}$/i.test(g))) return null;
-  const known = head.length + rest.length;
-  if (halves.length === 1 ? known !== 8 : known > 7) return null;
-  const zeros = new Array<number>(8 - known).fill(0);
-  return [...head, ...zeros.map(String), ...rest].map((g) => parseInt(g, 16));
-}
-
-function ipv6Reason(groups: number[]): string | null {
-  const [g0 = 0, g1 = 0, g2 = 0, g3 = 0, g4 = 0, g5 = 0, g6 = 0, g7 = 0] = groups;
-  const embedded = (hi: number, lo: number) => [hi >> 8, hi & 0xff, lo >> 8, lo & 0xff];
-  const firstFive = g0 === 0 && g1 === 0 && g2 === 0 && g3 === 0 && g4 === 0;
-  if (firstFive && g5 === 0 && g6 === 0) {
-    if (g7 === 0) return "must not name an unspecified IP address (::)";
-    if (g7 === 1) return "must not name a loopback IP address";
-  }
-  // IPv4-mapped (::ffff:a.b.c.d), IPv4-compatible (::a.b.c.d) and NAT64 (64:ff9b::a.b.c.d) addresses
-  // reach the IPv4 address they embed.
-  const nat64 = g0 === 0x64 && g1 === 0xff9b && g2 === 0 && g3 === 0 && g4 === 0 && g5 === 0;
-  if ((firstFive && (g5 === 0xffff || g5 === 0)) || nat64) return ipv4Reason(embedded(g6, g7));
-  if (g0 === 0x2002) return ipv4Reason(embedded(g1, g2));
-  if ((g0 & 0xfe00) === 0xfc00 || (g0 & 0xffc0) === 0xfec0) return "must not name a private IP address";
-  if ((g0 & 0xffc0) === 0xfe80) return "must not name a link-local IP address";
-  if ((g0 & 0xff00) === 0xff00) return "must not name a multicast IP address";
-  return null;
 }

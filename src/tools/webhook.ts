@@ -1,4 +1,4 @@
-import { checkOutboundUrl } from "./url-guard";
+import { checkOutboundUrl, isRedirect } from "./url-guard";
 import { capOutput, toolError, type ToolOutcome } from "./outcome";
 
 export type WebhookCall = {
@@ -22,6 +22,7 @@ async function hmacHex(secret: string, message: string): Promise<string> {
 /**
  * POSTs a tool call to its webhook, signed (API.md, Tools). A non-2xx answer or a timeout is a
  * tool error the model sees. `Idempotency-Key` lets the receiver drop the one possible re-send.
+ * Redirects are not followed: the signed call goes to the checked URL and nowhere else.
  */
 export async function callWebhook(call: WebhookCall, secret: string | undefined, environment: string | undefined): Promise<ToolOutcome> {
   const refused = checkOutboundUrl(call.url, environment);
@@ -45,8 +46,13 @@ export async function callWebhook(call: WebhookCall, secret: string | undefined,
         "idempotency-key": call.tool_call_id,
       },
       body,
+      redirect: "manual",
       signal: AbortSignal.timeout(call.timeout_ms),
     });
+    if (isRedirect(response.status)) {
+      await response.body?.cancel();
+      return toolError(`The webhook answered a redirect (status ${response.status}); redirects are not followed`);
+    }
     const text = capOutput(await response.text());
     if (!response.ok) return toolError(`Webhook answered HTTP ${response.status}: ${text}`);
     return { output: text, is_error: false };

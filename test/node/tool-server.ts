@@ -16,6 +16,7 @@ type RecordedCall = {
  *   POST /echo/<bucket>        → 200 `{ "echo": <arguments> }`
  *   POST /fail/<bucket>        → 500 "tool exploded"
  *   POST /slow/<bucket>?ms=N   → waits N ms, then 200 "slow done"
+ *   ANY  /redirect/<bucket>?to=URL&status=N → N (302) with Location: URL (relative to this server)
  *   GET  /calls/<bucket>       → the calls the bucket received, in order
  *   GET  /media/<kind>         → png (a 1×1 PNG), text (text/plain), big (a 6 MB "PNG"),
  *                                redirect (302 to /media/png), missing (404): image URL tests
@@ -49,6 +50,10 @@ export async function startToolServer(
     });
     calls.set(bucket, list);
     if (action === "fail") return new Response("tool exploded", { status: 500 });
+    if (action === "redirect") {
+      const location = new URL(url.searchParams.get("to") ?? "/", url).toString();
+      return new Response(null, { status: Number(url.searchParams.get("status") ?? "302"), headers: { location } });
+    }
     if (action === "slow") {
       await new Promise((r) => setTimeout(r, Number(url.searchParams.get("ms") ?? "1000")));
       return new Response("slow done");
