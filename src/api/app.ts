@@ -5,6 +5,7 @@ import { log } from "../core/log";
 import { ApiError } from "./errors";
 import { authenticate } from "./auth";
 import { rateLimit } from "./rate-limit";
+import { jsonDepthGuard } from "./json-depth-guard";
 import type { AppEnv } from "./router";
 import { healthRoutes } from "./health";
 import { agentRoutes } from "./agents";
@@ -31,6 +32,7 @@ export function createApp() {
   );
   app.use("/v1/*", authenticate);
   app.use("/v1/*", rateLimit);
+  app.use("/v1/*", jsonDepthGuard);
 
   app.route("/v1", healthRoutes);
   app.route("/v1", keyRoutes);
