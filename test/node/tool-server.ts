@@ -16,6 +16,7 @@ type RecordedCall = {
  *   POST /echo/<bucket>        → 200 `{ "echo": <arguments> }`
  *   POST /fail/<bucket>        → 500 "tool exploded"
  *   POST /slow/<bucket>?ms=N   → waits N ms, then 200 "slow done"
+ *   POST /big/<bucket>?bytes=N → 200 with N bytes of "x"
  *   GET  /calls/<bucket>       → the calls the bucket received, in order
  *   GET  /media/<kind>         → png (a 1×1 PNG), text (text/plain), big (a 6 MB "PNG"),
  *                                redirect (302 to /media/png), missing (404): image URL tests
@@ -49,6 +50,7 @@ export async function startToolServer(
     });
     calls.set(bucket, list);
     if (action === "fail") return new Response("tool exploded", { status: 500 });
+    if (action === "big") return new Response("x".repeat(Number(url.searchParams.get("bytes") ?? "0")));
     if (action === "slow") {
       await new Promise((r) => setTimeout(r, Number(url.searchParams.get("ms") ?? "1000")));
       return new Response("slow done");
