@@ -1,4 +1,5 @@
 import { Validator, type OutputUnit, type Schema, type SchemaDraft } from "@cfworker/json-schema";
+import { jsonDepthExcess, MAX_JSON_DEPTH } from "../core/json-depth";
 
 /** One way an answer misses its output schema: a dotted path into the answer ("" is the whole answer). */
 export type OutputError = { path: string; message: string };
@@ -42,8 +43,12 @@ export function draftOf(schema: Record<string, unknown>): SchemaDraft {
  */
 export function checkOutput(text: string, schema: Record<string, unknown>): OutputCheck {
   let value: unknown;
+  const json = unfenced(text);
+  if (jsonDepthExcess(json) !== null) {
+    return { ok: false, errors: [{ path: "", message: `The answer nests deeper than ${MAX_JSON_DEPTH} levels.` }] };
+  }
   try {
-    value = JSON.parse(unfenced(text));
+    value = JSON.parse(json);
   } catch (error) {
     return { ok: false, errors: [{ path: "", message: `The answer is not valid JSON (${messageOf(error)}).` }] };
   }

@@ -13,7 +13,7 @@ import { deleteAgent, findAgent, insertAgent, listAgents, updateAgent } from "..
 import { assertCredentialUsable } from "./agent-credential";
 import { idempotentCreate } from "./idempotency";
 import { ApiError, assertNoProblems, fieldsOf, invalidFields, notFound } from "./errors";
-import { decodeCursor, listSchema, page, pageQuery } from "./pagination";
+import { decodeCursor, listQuery, listSchema, page } from "./pagination";
 import { authErrors, errorResponses } from "./responses";
 import { bearerSecurity, newRouter } from "./router";
 
@@ -42,7 +42,7 @@ const listAgentsRoute = createRoute({
   method: "get",
   path: "/agents",
   summary: "List agents, newest first",
-  request: { query: z.object(pageQuery) },
+  request: { query: listQuery({}) },
   responses: { 200: { description: "A page of agents", content: json(listSchema(agentDoc)) }, 400: errorResponses[400], ...authErrors },
 });
 

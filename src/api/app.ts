@@ -6,6 +6,7 @@ import { ApiError } from "./errors";
 import { authenticate } from "./auth";
 import { corsForListedOrigins } from "./cors";
 import { rateLimit } from "./rate-limit";
+import { jsonDepthGuard } from "./json-depth-guard";
 import type { AppEnv } from "./router";
 import { healthRoutes } from "./health";
 import { agentRoutes } from "./agents";
@@ -34,6 +35,7 @@ export function createApp() {
   );
   app.use("/v1/*", authenticate);
   app.use("/v1/*", rateLimit);
+  app.use("/v1/*", jsonDepthGuard);
 
   app.route("/v1", healthRoutes);
   app.route("/v1", keyRoutes);

@@ -25,9 +25,12 @@ function tokenOf(request: Request): string | null {
   }
   // Browsers' EventSource and WebSocket cannot set headers (API.md): SSE and WebSocket routes take ?token=.
   const url = new URL(request.url);
-  if (request.method === "GET" && /\/(events|ws)$/.test(url.pathname)) return url.searchParams.get("token");
+  if (request.method === "GET" && TOKEN_IN_QUERY_ROUTES.some((route) => route.test(url.pathname))) return url.searchParams.get("token");
   return null;
 }
+
+/** The two routes that take `?token=`: a run's events (SSE) and a session's WebSocket, matched exactly. */
+const TOKEN_IN_QUERY_ROUTES = [/^\/v1\/agents\/[^/]+\/runs\/[^/]+\/events$/, /^\/v1\/sessions\/[^/]+\/ws$/];
 
 /** Authenticates every /v1 route: the operator's ADMIN_TOKEN (tenant `default`) or a tenant key. */
 export const authenticate = createMiddleware<AppEnv>(async (c, next) => {

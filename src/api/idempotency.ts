@@ -4,6 +4,7 @@ import { nowIso } from "../core/ids";
 import { hashToken } from "./auth";
 import { ApiError, invalidFields } from "./errors";
 import type { AppEnv } from "./router";
+import { parseStored } from "../core/json-depth";
 
 /** API.md: the same key with the same body within 24 hours returns the first answer again. */
 const KEY_LIFETIME_MS = 24 * 60 * 60 * 1000;
@@ -47,7 +48,7 @@ async function claim(c: Context<AppEnv>, key: string, body: unknown, result: unk
       throw new ApiError("idempotency_conflict", "This Idempotency-Key was used with a different request", { idempotency_key: key });
     }
     // Written by this module from JSON.stringify of a plan or a response.
-    return { replay: true, result: row.result === null ? null : (JSON.parse(row.result) as unknown) };
+    return { replay: true, result: row.result === null ? null : parseStored<unknown>(row.result) };
   }
   throw new ApiError("idempotency_conflict", "This Idempotency-Key is being claimed by another request", { idempotency_key: key });
 }

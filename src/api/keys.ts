@@ -5,7 +5,7 @@ import type { KeyRow } from "../db/keys";
 import { hashToken, requireAdmin } from "./auth";
 import { ApiError, notFound } from "./errors";
 import { idempotentCreate } from "./idempotency";
-import { decodeCursor, listSchema, page, pageQuery } from "./pagination";
+import { decodeCursor, listQuery, listSchema, page } from "./pagination";
 import { authErrors, errorResponses } from "./responses";
 import { bearerSecurity, newRouter } from "./router";
 
@@ -50,7 +50,7 @@ const listKeysRoute = createRoute({
   method: "get",
   path: "/keys",
   summary: "List API keys, newest first (admin only)",
-  request: { query: z.object({ ...pageQuery, tenant: z.string().optional() }) },
+  request: { query: listQuery({ tenant: z.string().optional() }) },
   responses: {
     200: { description: "A page of keys (never the key or its hash)", content: { "application/json": { schema: listSchema(keySchema) } } },
     400: errorResponses[400],

@@ -7,6 +7,9 @@ export const pageQuery = {
   cursor: z.string().min(1).max(512).optional(),
 };
 
+/** The query of a list route: `limit`, `cursor` and its filters; any other parameter is a 400 naming it. */
+export const listQuery = <T extends z.ZodRawShape>(filters: T) => z.strictObject({ ...pageQuery, ...filters });
+
 /** The position after which the next page starts: the last row's (created_at, id). */
 export type Cursor = { createdAt: string; id: string };
 

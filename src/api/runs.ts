@@ -6,12 +6,13 @@ import { isActive, renderRun } from "../session/run-record";
 import type { RunAnswer } from "../session/protocol";
 import { idempotentPlan } from "./idempotency";
 import { runOutputSchema } from "./run-output-schema";
-import { decodeCursor, listSchema, page, pageQuery } from "./pagination";
+import { decodeCursor, listQuery, listSchema, page } from "./pagination";
 import { authErrors, errorResponses } from "./responses";
 import { bearerSecurity, newRouter } from "./router";
 import { continueRunBody, createRunBody, runSchema } from "./run-schemas";
 import { startWithMedia } from "./run-input";
 import { runnableAgent } from "./runnable-agent";
+import { assertStorable } from "./stored-limits";
 import { callSession, unwrap } from "./session-client";
 
 /** How long a replayed continue waits for the run to stop before answering its state. */
@@ -82,8 +83,7 @@ const listRunsRoute = createRoute({
   security: bearerSecurity,
   request: {
     params: agentParams,
-    query: z.strictObject({
-      ...pageQuery,
+    query: listQuery({
       session_id: z.string().optional(),
       status: z.enum(["pending", "running", "paused", "completed", "cancelled", "error"]).optional(),
     }),
@@ -137,6 +137,7 @@ export const runRoutes = newRouter()
   .openapi(createRun, async (c) => {
     const { agent_id } = c.req.valid("param");
     const body = c.req.valid("json");
+    assertStorable(body);
     const output_schema = runOutputSchema(body.output_schema);
     const parsed = parseInput(body.input, c.env.ENVIRONMENT);
     const tenant = c.get("tenant");
@@ -202,6 +203,7 @@ export const runRoutes = newRouter()
   .openapi(continueRun, async (c) => {
     const { agent_id, run_id } = c.req.valid("param");
     const body = c.req.valid("json");
+    assertStorable(body);
     const tenant = c.get("tenant");
     const stored = await ownedRun(c.env.DB, tenant, agent_id, run_id);
     const agent = await runnableAgent(c.env, tenant, agent_id);

@@ -2,7 +2,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { CLIENT_ID } from "../core/ids";
 import { findSession } from "../db/sessions";
 import { upgradeRequest } from "../session/sockets";
-import { invalidFields, notFound } from "./errors";
+import { invalidFields, notFound, type FieldError } from "./errors";
 import { authErrors, errorResponses } from "./responses";
 import { bearerSecurity, newRouter } from "./router";
 import { callSession } from "./session-client";
@@ -31,6 +31,20 @@ const socketRoute = createRoute({
   },
 });
 
+/** A Sec-WebSocket-Key is 16 bytes in base64 (RFC 6455, 4.1): 22 characters and "==". */
+const WEBSOCKET_KEY = /^[A-Za-z0-9+/]{22}==$/;
+
+/** The RFC 6455 handshake headers an upgrade must carry, checked before the object accepts it. */
+function handshakeProblem(headers: Headers): FieldError | null {
+  if (!WEBSOCKET_KEY.test(headers.get("sec-websocket-key")?.trim() ?? "")) {
+    return { path: "headers.sec-websocket-key", message: "must be 16 random bytes in base64 (RFC 6455)" };
+  }
+  if (headers.get("sec-websocket-version")?.trim() !== "13") {
+    return { path: "headers.sec-websocket-version", message: "must be 13" };
+  }
+  return null;
+}
+
 export const sessionSocketRoutes = newRouter().openapi(socketRoute, async (c) => {
   const { session_id } = c.req.valid("param");
   const tenant = c.get("tenant");
@@ -38,6 +52,8 @@ export const sessionSocketRoutes = newRouter().openapi(socketRoute, async (c) =>
   if (c.req.header("upgrade")?.toLowerCase() !== "websocket") {
     throw invalidFields([{ path: "headers.upgrade", message: "must be websocket" }], "Expected a WebSocket upgrade");
   }
+  const handshake = handshakeProblem(c.req.raw.headers);
+  if (handshake) throw invalidFields([handshake], `Not a valid WebSocket upgrade: ${handshake.path} ${handshake.message}`);
   // The object accepts the socket itself (ctx.acceptWebSocket): one accepted here could not hibernate.
   const identity = { tenant, session_id };
   return callSession(c.env, tenant, session_id, (stub) => stub.fetch(upgradeRequest(c.req.raw, identity)), { idempotent: true });

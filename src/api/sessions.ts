@@ -5,7 +5,7 @@ import { isActive } from "../session/run-record";
 import type { SessionView } from "../session/protocol";
 import { sumMetrics } from "../session/session-view";
 import { notFound } from "./errors";
-import { decodeCursor, listSchema, page, pageQuery } from "./pagination";
+import { decodeCursor, listQuery, listSchema, page } from "./pagination";
 import { findAgent } from "../db/agents";
 import { authErrors, errorResponses } from "./responses";
 import { bearerSecurity, newRouter } from "./router";
@@ -44,7 +44,7 @@ const listRoute = createRoute({
   path: "/sessions",
   tags: ["sessions"],
   security: bearerSecurity,
-  request: { query: z.strictObject({ ...pageQuery, agent_id: z.string().optional() }) },
+  request: { query: listQuery({ agent_id: z.string().optional() }) },
   responses: { 200: { description: "Sessions, newest first", content: { "application/json": { schema: listSchema(sessionSchema) } } }, ...errors },
 });
 

@@ -4,11 +4,12 @@ import type { Agent, AgentDefinition } from "../agents";
 import type { Cursor } from "../api/pagination";
 import { database } from "./client";
 import { agents } from "./schema";
+import { parseStored } from "../core/json-depth";
 
 type AgentRow = typeof agents.$inferSelect;
 
 function agentOf(row: AgentRow): Agent {
-  const definition = agentDefinitionSchema.parse(JSON.parse(row.definition));
+  const definition = agentDefinitionSchema.parse(parseStored(row.definition));
   return { id: row.id, ...definition, version: row.version, created_at: row.createdAt, updated_at: row.updatedAt };
 }
 

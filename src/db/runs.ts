@@ -4,10 +4,11 @@ import type { Cursor } from "../api/pagination";
 import type { RunRecord } from "../session/run-record";
 import { database } from "./client";
 import { runs } from "./schema";
+import { parseStored } from "../core/json-depth";
 
 
 /** Run bodies are written only by the Session object, from a RunRecord. */
-const parse = (body: string) => JSON.parse(body) as RunRecord;
+const parse = (body: string) => parseStored<RunRecord>(body);
 
 /** A run of the tenant's agent, or null (unknown, foreign, or of another agent). */
 export async function findRun(d1: D1Database, tenant: string, agentId: string, runId: string): Promise<RunRecord | null> {

@@ -3,6 +3,7 @@ import type { Cursor } from "../api/pagination";
 import type { RunRecord } from "../session/run-record";
 import { database } from "./client";
 import { runs, sessions } from "./schema";
+import { parseStored } from "../core/json-depth";
 
 export async function findSession(d1: D1Database, tenant: string, id: string) {
   return database(d1)
@@ -39,7 +40,7 @@ export async function listSessions(d1: D1Database, tenant: string, agentId: stri
   for (const r of runRows) {
     // Run bodies are written only by the Session object, from a RunRecord.
     const list = runsOf.get(r.sessionId) ?? [];
-    list.push(JSON.parse(r.body) as RunRecord);
+    list.push(parseStored<RunRecord>(r.body));
     runsOf.set(r.sessionId, list);
   }
   return rows.map((row) => ({ ...row, runs: runsOf.get(row.id) ?? [] }));

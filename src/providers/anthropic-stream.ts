@@ -1,7 +1,7 @@
 import type { RawMessageStreamEvent, StopReason } from "@anthropic-ai/sdk/resources/messages";
 import type { Block, Usage } from "../core/messages";
 import { count } from "./call-support";
-import { parseToolArguments } from "./tool-calls";
+import { boundToolArguments, parseToolArguments } from "./tool-calls";
 import type { ModelResponse, ModelStreamEvent } from "./types";
 
 type Part =
@@ -123,7 +123,7 @@ function toBlock(part: Part): Block[] {
           type: "tool_call",
           tool_call_id: part.id,
           name: part.name,
-          arguments: part.json ? parseToolArguments(part.json) : (part.input ?? {}),
+          arguments: part.json ? parseToolArguments(part.json) : boundToolArguments(part.input ?? {}),
         },
       ];
   }

@@ -1,12 +1,15 @@
+import { depthExceeds, jsonDepthExcess, MAX_JSON_DEPTH } from "../core/json-depth";
+
 /**
  * Parses the JSON string of a model's tool arguments. An empty string is a call without
- * arguments (`{}`). Anything that is not a JSON object — invalid JSON, an array, a number —
- * is kept as the raw string: turning it into `{}` would run the tool with arguments the
- * model never gave, while the raw string fails the tool's schema check and the model sees
- * that error and can correct itself.
+ * arguments (`{}`). Anything that is not a JSON object within MAX_JSON_DEPTH levels — invalid
+ * JSON, an array, a number, a value nested too deep to store — is kept as the raw string:
+ * turning it into `{}` would run the tool with arguments the model never gave, while the raw
+ * string is refused as a tool error the model sees and can correct.
  */
 export function parseToolArguments(json: string): unknown {
   if (json.trim() === "") return {};
+  if (jsonDepthExcess(json) !== null) return json;
   try {
     const value: unknown = JSON.parse(json);
     return isObject(value) ? value : json;
@@ -14,6 +17,14 @@ export function parseToolArguments(json: string): unknown {
     return json;
   }
 }
+
+/** Arguments a provider's SDK already parsed: kept when within MAX_JSON_DEPTH, else a note the tool refuses. */
+export function boundToolArguments(value: unknown): unknown {
+  return depthExceeds(value) ? TOO_DEEP_ARGUMENTS : value;
+}
+
+/** What stands for parsed arguments nested too deep to keep. */
+export const TOO_DEEP_ARGUMENTS = `[arguments nested deeper than ${MAX_JSON_DEPTH} levels]`;
 
 /** The JSON string form of neutral tool arguments (a raw string, from `parseToolArguments`, goes back as it was). */
 export function stringifyToolArguments(args: unknown): string {

@@ -1,6 +1,7 @@
 import type { Block, Role } from "../core/messages";
 import type { RunRecord } from "./run-record";
 import type { SessionStore } from "./storage";
+import { parseStored } from "../core/json-depth";
 
 /** Event seqs handed out ahead of use; a restart skips past them so none is ever reused. */
 export const SEQ_RESERVE = 1000;
@@ -39,12 +40,12 @@ export async function rebuildFromMirror(store: SessionStore, db: D1Database, ten
     // The old events stay in D1, read from there when asked for (event-log.ts); new ones start above.
     store.setMeta("events_floor", String(storedSeq));
     for (const row of (runs?.results ?? []) as { body: string }[]) {
-      const run = JSON.parse(row.body) as RunRecord;
+      const run = parseStored<RunRecord>(row.body);
       store.putRun(run);
       if (run.status === "pending" || run.status === "running" || run.status === "paused") store.setMeta("active_run_id", run.id);
     }
     for (const row of (messages?.results ?? []) as MessageRow[]) {
-      const content = JSON.parse(row.content) as Block[];
+      const content = parseStored<Block[]>(row.content);
       store.appendMessage({ index: row.idx, run_id: row.run_id, role: row.role as Role, content, created_at: row.created_at });
       for (const block of content) {
         if (block.type === "tool_result") {

@@ -1,11 +1,12 @@
-import type { Block, Usage } from "../core/messages";
+import type { Block, ToolCallBlock, Usage } from "../core/messages";
 import type { Env } from "../env";
 import { loadMedia } from "../media/load";
 import { createProvider } from "../providers";
 import { costOf } from "../providers/pricing";
 import { classifyError, isAbortError } from "../providers/errors";
 import { ProviderError } from "../providers/types";
-import { executeTool, findTool, toolSpecs } from "../tools";
+import { executeTool, findTool, hasObjectArguments, toolSpecs } from "../tools";
+import { fitStepOutputs } from "../tools/outcome";
 import type { RunEventType } from "./events";
 import { textOf, toolCallsOf } from "./history";
 import { retryDecision } from "./retry-policy";
@@ -194,8 +195,10 @@ function addUsage(run: RunRecord, usage: Usage): void {
 async function toolStep(host: LoopHost, run: RunRecord, calls: ReturnType<typeof toolCallsOf>, signal: AbortSignal) {
   const { agent } = run;
   const unanswered = calls.filter((c) => !host.store.getToolResult(c.tool_call_id));
-  const forClient = unanswered.filter((c) => findTool(agent, c.name)?.type === "client");
-  const forServer = unanswered.filter((c) => findTool(agent, c.name)?.type !== "client");
+  // A client call whose arguments could not be read is answered here with a tool error, not paused for.
+  const isForClient = (c: ToolCallBlock) => findTool(agent, c.name)?.type === "client" && hasObjectArguments(c);
+  const forClient = unanswered.filter(isForClient);
+  const forServer = unanswered.filter((c) => !isForClient(c));
 
   const queue = [...forServer];
   const worker = async () => {
@@ -238,10 +241,13 @@ async function toolStep(host: LoopHost, run: RunRecord, calls: ReturnType<typeof
     await host.finish(current, "paused", { required_actions });
     return;
   }
-  const results: Block[] = calls.map((c) => {
-    const entry = host.store.getToolResult(c.tool_call_id);
-    return { type: "tool_result", tool_call_id: c.tool_call_id, output: entry?.output ?? "", is_error: entry?.is_error ?? true };
-  });
+  const outcomes = fitStepOutputs(
+    calls.map((c) => {
+      const entry = host.store.getToolResult(c.tool_call_id);
+      return { tool_call_id: c.tool_call_id, output: entry?.output ?? "", is_error: entry?.is_error ?? true };
+    }),
+  );
+  const results: Block[] = outcomes.map((o) => ({ type: "tool_result", ...o }));
   host.commit(() => {
     const message = host.appendMessage(current, "tool", results);
     // One checkpoint per step, after all of its results: a fork never starts between parallel calls.

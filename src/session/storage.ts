@@ -1,6 +1,7 @@
 import type { Block, Message, Role } from "../core/messages";
 import type { RunEvent, RunEventType } from "./events";
 import { ACTIVE_STATUSES, type RunRecord } from "./run-record";
+import { parseStored } from "../core/json-depth";
 
 /** One statement for the D1 mirror, kept in the outbox until D1 has it. */
 export type MirrorStatement = { sql: string; params: (string | number | null)[] };
@@ -130,7 +131,7 @@ export class SessionStore {
         index: r.idx,
         run_id: r.run_id,
         role: r.role as Role,
-        content: JSON.parse(r.content) as Block[],
+        content: parseStored<Block[]>(r.content),
         created_at: r.created_at,
       }));
   }
@@ -232,11 +233,11 @@ export function eventOfRow(sessionId: string, row: EventRow): RunEvent {
     run_id: row.run_id,
     session_id: sessionId,
     created_at: row.created_at,
-    data: JSON.parse(row.data) as Record<string, unknown>,
+    data: parseStored<Record<string, unknown>>(row.data),
   };
 }
 
 /** Run bodies are written only by this module from a RunRecord. */
 function parseRun(body: string): RunRecord {
-  return JSON.parse(body) as RunRecord;
+  return parseStored<RunRecord>(body);
 }

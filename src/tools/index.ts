@@ -1,6 +1,8 @@
 import type { Agent, Tool } from "../agents";
 import type { ToolCallBlock } from "../core/messages";
 import type { ToolSpec } from "../providers/types";
+import { jsonDepthExcess, MAX_JSON_DEPTH } from "../core/json-depth";
+import { TOO_DEEP_ARGUMENTS } from "../providers/tool-calls";
 import { builtinSpecs, runBuiltin } from "./builtin";
 import { toolError, type ToolOutcome } from "./outcome";
 import { callWebhook } from "./webhook";
@@ -26,14 +28,25 @@ export type ToolContext = {
   environment: string | undefined;
 };
 
+/**
+ * Adapters keep arguments that are not a JSON object (within MAX_JSON_DEPTH levels) as the raw
+ * string the model sent: such a call is answered with a tool error, whatever the tool's type.
+ */
+export const hasObjectArguments = (call: ToolCallBlock): boolean =>
+  typeof call.arguments === "object" && call.arguments !== null && !Array.isArray(call.arguments);
+
+function argumentsProblem(call: ToolCallBlock): string {
+  const tooDeep = call.arguments === TOO_DEEP_ARGUMENTS || (typeof call.arguments === "string" && jsonDepthExcess(call.arguments) !== null);
+  return tooDeep
+    ? `The arguments of ${call.name} nest deeper than ${MAX_JSON_DEPTH} levels; send a flatter JSON object`
+    : `The arguments of ${call.name} must be a JSON object`;
+}
+
 /** Executes a server-side tool call (webhook or builtin). Client tools pause the run instead. */
 export async function executeTool(call: ToolCallBlock, context: ToolContext): Promise<ToolOutcome> {
   const tool = findTool(context.agent, call.name);
   if (!tool) return toolError(`Unknown tool: ${call.name}`);
-  // Adapters keep arguments that are not a JSON object as the raw string the model sent.
-  if (typeof call.arguments !== "object" || call.arguments === null || Array.isArray(call.arguments)) {
-    return toolError(`The arguments of ${call.name} must be a JSON object`);
-  }
+  if (!hasObjectArguments(call)) return toolError(argumentsProblem(call));
   switch (tool.type) {
     case "webhook":
       return callWebhook(

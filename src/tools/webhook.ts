@@ -1,5 +1,5 @@
 import { checkOutboundUrl, isRedirect } from "./url-guard";
-import { capOutput, toolError, type ToolOutcome } from "./outcome";
+import { capOutput, MAX_TOOL_OUTPUT_BYTES, readCapped, toolError, type ToolOutcome } from "./outcome";
 
 export type WebhookCall = {
   url: string;
@@ -53,8 +53,9 @@ export async function callWebhook(call: WebhookCall, secret: string | undefined,
       await response.body?.cancel();
       return toolError(`The webhook answered a redirect (status ${response.status}); redirects are not followed`);
     }
-    const text = capOutput(await response.text());
-    if (!response.ok) return toolError(`Webhook answered HTTP ${response.status}: ${text}`);
+    const { text, over } = await readCapped(response);
+    if (!response.ok) return toolError(capOutput(`Webhook answered HTTP ${response.status}: ${text}`));
+    if (over) return toolError(`Webhook answer is over ${MAX_TOOL_OUTPUT_BYTES} bytes, the limit of a tool output`);
     return { output: text, is_error: false };
   } catch (error) {
     const timedOut = error instanceof Error && (error.name === "TimeoutError" || error.name === "AbortError");

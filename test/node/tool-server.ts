@@ -17,6 +17,7 @@ type RecordedCall = {
  *   POST /fail/<bucket>        → 500 "tool exploded"
  *   POST /slow/<bucket>?ms=N   → waits N ms, then 200 "slow done"
  *   ANY  /redirect/<bucket>?to=URL&status=N → N (302) with Location: URL (relative to this server)
+ *   POST /big/<bucket>?bytes=N → 200 with N bytes of "x"
  *   GET  /calls/<bucket>       → the calls the bucket received, in order
  *   GET  /media/<kind>         → png (a 1×1 PNG), text (text/plain), big (a 6 MB "PNG"),
  *                                redirect (302 to /media/png), missing (404): image URL tests
@@ -54,6 +55,7 @@ export async function startToolServer(
       const location = new URL(url.searchParams.get("to") ?? "/", url).toString();
       return new Response(null, { status: Number(url.searchParams.get("status") ?? "302"), headers: { location } });
     }
+    if (action === "big") return new Response("x".repeat(Number(url.searchParams.get("bytes") ?? "0")));
     if (action === "slow") {
       await new Promise((r) => setTimeout(r, Number(url.searchParams.get("ms") ?? "1000")));
       return new Response("slow done");
