@@ -2,7 +2,7 @@ import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test"
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { createApp } from "../src/api/app";
-import { SocketClient } from "./support/events";
+import { SocketClient, webSocketHandshake } from "./support/events";
 import { api, apiRequest, createAgent, type ApiInit } from "./support/http";
 import { runTurn } from "./support/runs";
 
@@ -99,7 +99,7 @@ describe("CORS for the origins of CORS_ORIGINS", () => {
     const agent = await createAgent();
     const sessionId = `cors-ws-${crypto.randomUUID()}`;
     await runTurn(agent.id, { input: "first", session_id: sessionId });
-    const response = await withCors(`/v1/sessions/${sessionId}/ws`, { headers: { origin: APP, upgrade: "websocket" } });
+    const response = await withCors(`/v1/sessions/${sessionId}/ws`, { headers: { origin: APP, ...webSocketHandshake() } });
     expect(response.status).toBe(101);
     const socket = new SocketClient(response.webSocket!);
     socket.send('{"type":"ping"}');

@@ -166,14 +166,19 @@ export class SocketClient {
   }
 }
 
+/** What a browser sends with an upgrade (RFC 6455): a random 16-byte key in base64, version 13. */
+export const webSocketHandshake = () => ({
+  upgrade: "websocket",
+  "sec-websocket-key": btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(16)))),
+  "sec-websocket-version": "13",
+});
+
 /** Upgrades `GET /v1/sessions/{id}/ws` through the Worker; the raw response when it is not a 101. */
 export async function connectSocket(
   sessionId: string,
   options: { token?: string | null; query?: string; upgrade?: boolean; headers?: Record<string, string> } = {},
 ): Promise<{ response: Response; socket: SocketClient | null }> {
-  // What a browser sends with an upgrade (RFC 6455): a random 16-byte key in base64, version 13.
-  const upgrade = { upgrade: "websocket", "sec-websocket-key": btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(16)))), "sec-websocket-version": "13" };
-  const headers: Record<string, string> = { ...(options.upgrade === false ? {} : upgrade), ...options.headers };
+  const headers: Record<string, string> = { ...(options.upgrade === false ? {} : webSocketHandshake()), ...options.headers };
   const token = options.token === undefined ? ADMIN_TOKEN : options.token;
   const response = await exports.default.fetch(apiRequest(`/v1/sessions/${sessionId}/ws${options.query ?? ""}`, { headers }, token));
   return { response, socket: response.webSocket ? new SocketClient(response.webSocket) : null };
