@@ -1,20 +1,13 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { credentialsKey, encryptSecret } from "../src/credentials/crypto";
-import type { ProviderName } from "../src/providers/types";
 import { api, createAgent, createTenantToken, expectInvalid } from "./support/http";
 import { runTurn } from "./support/runs";
+import { keyOf, OPERATOR_GATEWAY_TOKEN, OPERATOR_KEYS, PROVIDERS, requestsOf, upstreamBase } from "./support/upstreams";
 
-const PROVIDERS: ProviderName[] = ["anthropic", "openai", "openai-chat"];
 const TENANT_KEY = "tenant-own-key-6d0c2b";
 const TENANT_HEADER = "tenant-gateway-token-17aa";
-const OPERATOR_SECRETS = [env.ANTHROPIC_API_KEY, env.OPENAI_API_KEY, env.OPENAI_CHAT_API_KEY, "operator-gateway-test-token-42"].map(String);
-
-const under = (upstream: string, bucket: string, provider: ProviderName) => `${upstream}/b/${bucket}${provider === "anthropic" ? "" : "/v1"}`;
-const requestsOf = async (upstream: string, bucket: string) =>
-  (await fetch(`${upstream}/requests/${bucket}`)).json<{ path: string; headers: Record<string, string> }[]>();
-/** The key a provider request carried: Anthropic's `x-api-key` or OpenAI's bearer token. */
-const keyOf = (headers: Record<string, string> | undefined) => headers?.["x-api-key"] ?? headers?.["authorization"]?.replace(/^Bearer /, "");
+const OPERATOR_SECRETS = [...OPERATOR_KEYS, OPERATOR_GATEWAY_TOKEN];
 
 async function createCredential(token: string, body: Record<string, unknown>): Promise<void> {
   const response = await api("/v1/credentials", { body: { api_key: TENANT_KEY, headers: { "x-tenant-gateway": TENANT_HEADER }, ...body } }, token);
@@ -26,7 +19,7 @@ describe("an agent on a tenant's own credential", () => {
     const token = await createTenantToken();
     const bucket = crypto.randomUUID();
     await createCredential(token, { id: "mine", provider });
-    const agent = await createAgent({ provider, model: "m", credential: "mine", base_url: under(env.FOREIGN_UPSTREAM_URL, bucket, provider) }, token);
+    const agent = await createAgent({ provider, model: "m", credential: "mine", base_url: upstreamBase(env.FOREIGN_UPSTREAM_URL, bucket, provider) }, token);
     const run = await runTurn(agent.id, { input: "hello from my key" }, token);
     expect(run).toMatchObject({ status: "completed", output: "You said: hello from my key" });
     const requests = await requestsOf(env.FOREIGN_UPSTREAM_URL, bucket);
@@ -40,7 +33,7 @@ describe("an agent on a tenant's own credential", () => {
   it.each(PROVIDERS)("%s: the credential's base_url serves an agent that has none", async (provider) => {
     const token = await createTenantToken();
     const bucket = crypto.randomUUID();
-    await createCredential(token, { id: "gw", provider, base_url: under(env.FOREIGN_UPSTREAM_URL, bucket, provider) });
+    await createCredential(token, { id: "gw", provider, base_url: upstreamBase(env.FOREIGN_UPSTREAM_URL, bucket, provider) });
     const agent = await createAgent({ provider, model: "m", credential: "gw" }, token);
     expect((await runTurn(agent.id, { input: "hi" }, token)).status).toBe("completed");
     expect(keyOf((await requestsOf(env.FOREIGN_UPSTREAM_URL, bucket))[0]?.headers)).toBe(TENANT_KEY);
@@ -50,19 +43,19 @@ describe("an agent on a tenant's own credential", () => {
     const token = await createTenantToken();
     const bucket = crypto.randomUUID();
     await createCredential(token, { id: "byok", provider: "openai" });
-    const agent = await createAgent({ provider: "openai", model: "m", credential: "byok", base_url: under(env.GATEWAY_URL, bucket, "openai") }, token);
+    const agent = await createAgent({ provider: "openai", model: "m", credential: "byok", base_url: upstreamBase(env.GATEWAY_URL, bucket, "openai") }, token);
     expect((await runTurn(agent.id, { input: "hi" }, token)).status).toBe("completed");
     const [request] = await requestsOf(env.GATEWAY_URL, bucket);
     expect(keyOf(request?.headers)).toBe(TENANT_KEY);
     expect(request?.headers["x-tenant-gateway"]).toBe(TENANT_HEADER);
-    expect(request?.headers["cf-aig-authorization"]).toBe("Bearer operator-gateway-test-token-42");
+    expect(request?.headers["cf-aig-authorization"]).toBe(`Bearer ${OPERATOR_GATEWAY_TOKEN}`);
   });
 
   it("is refused a credential that is another tenant's (404), missing (404), for another provider or on mock (400)", async () => {
     const owner = await createTenantToken();
     const other = await createTenantToken();
     await createCredential(owner, { id: "theirs", provider: "openai" });
-    const base_url = under(env.FOREIGN_UPSTREAM_URL, "x", "openai");
+    const base_url = upstreamBase(env.FOREIGN_UPSTREAM_URL, "x", "openai");
     for (const [token, credential] of [[other, "theirs"], [owner, "missing"]] as const) {
       const response = await api("/v1/agents", { body: { provider: "openai", model: "m", credential, base_url } }, token);
       expect(response.status).toBe(404);
@@ -85,7 +78,7 @@ describe("an agent on a tenant's own credential", () => {
     const previous = await credentialsKey(btoa("a previous credentials key 32 b!"));
     const stored = await encryptSecret(previous, tenant, "old", { api_key: TENANT_KEY, headers: {} });
     await env.DB.prepare("UPDATE credentials SET ciphertext = ? WHERE tenant = ? AND id = ?").bind(stored, tenant, "old").run();
-    const agent = await createAgent({ provider: "anthropic", model: "m", credential: "old", base_url: under(env.FOREIGN_UPSTREAM_URL, bucket, "anthropic") }, token);
+    const agent = await createAgent({ provider: "anthropic", model: "m", credential: "old", base_url: upstreamBase(env.FOREIGN_UPSTREAM_URL, bucket, "anthropic") }, token);
     const run = await runTurn(agent.id, { input: "hi" }, token);
     expect(run.status).toBe("error");
     expect(run.error).toEqual({

@@ -2,16 +2,11 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { isOperatorEndpoint } from "../src/providers/endpoints";
 import { createProvider } from "../src/providers/index";
-import { ProviderError, type ProviderName } from "../src/providers/types";
+import { ProviderError } from "../src/providers/types";
 import { api, createAgent, createTenantToken } from "./support/http";
 import { runTurn } from "./support/runs";
+import { keyOf, OPERATOR_GATEWAY_TOKEN, PROVIDERS, requestsOf, upstreamBase } from "./support/upstreams";
 
-const PROVIDERS: ProviderName[] = ["anthropic", "openai", "openai-chat"];
-/** A provider's base URL under a recording upstream's route (`/b/<bucket>` answers as the offline model). */
-const baseUnder = (upstream: string, route: string, bucket: string, provider: ProviderName) =>
-  `${upstream}/${route}/${bucket}${provider === "anthropic" ? "" : "/v1"}`;
-const requestsOf = async (upstream: string, bucket: string) =>
-  (await fetch(`${upstream}/requests/${bucket}`)).json<{ path: string; headers: Record<string, string> }[]>();
 
 describe("isOperatorEndpoint", () => {
   const vars = { OPENAI_BASE_URL: "https://gateway.ai.cloudflare.com/v1/acc/gw/openai", ALLOWED_BASE_URLS: " https://proxy.example.com:8443/x ,not a url," };
@@ -51,7 +46,7 @@ describe("a tenant pointing an agent at its own server (the key-theft attack)", 
   it.each(PROVIDERS)("%s: create and PATCH answer 400 naming base_url, and the server gets nothing", async (provider) => {
     const token = await createTenantToken();
     const bucket = crypto.randomUUID();
-    const base_url = baseUnder(env.FOREIGN_UPSTREAM_URL, "b", bucket, provider);
+    const base_url = upstreamBase(env.FOREIGN_UPSTREAM_URL, bucket, provider);
     const created = await api("/v1/agents", { body: { provider, model: "gpt-x", base_url } }, token);
     expect(created.status).toBe(400);
     const body = await created.json<{ error: { type: string; details: { fields: { path: string; message: string }[] } } }>();
@@ -61,7 +56,7 @@ describe("a tenant pointing an agent at its own server (the key-theft attack)", 
     ]);
     expect((await api("/v1/agents", {}, token).then((r) => r.json<{ data: unknown[] }>())).data).toEqual([]);
 
-    const agent = await createAgent({ provider, model: "m", base_url: baseUnder(env.GATEWAY_URL, "b", bucket, provider) }, token);
+    const agent = await createAgent({ provider, model: "m", base_url: upstreamBase(env.GATEWAY_URL, bucket, provider) }, token);
     const patched = await api(`/v1/agents/${agent.id}`, { method: "PATCH", body: { base_url } }, token);
     expect(patched.status).toBe(400);
     expect((await patched.json<{ error: { details: { fields: { path: string }[] } } }>()).error.details.fields[0]?.path).toBe("base_url");
@@ -73,11 +68,11 @@ describe("a tenant pointing an agent at its own server (the key-theft attack)", 
   it.each(PROVIDERS)("%s: a stored agent whose endpoint is no longer allowed is refused when a run starts or continues", async (provider) => {
     const token = await createTenantToken();
     const bucket = crypto.randomUUID();
-    const agent = await createAgent({ provider, model: "m", base_url: baseUnder(env.GATEWAY_URL, "b", bucket, provider) }, token);
+    const agent = await createAgent({ provider, model: "m", base_url: upstreamBase(env.GATEWAY_URL, bucket, provider) }, token);
     const first = await runTurn(agent.id, { input: "hello" }, token);
     expect(first.status).toBe("completed");
     // As if ALLOWED_BASE_URLS had listed the server when the agent was stored, and no longer does.
-    const definition = { ...agent, base_url: baseUnder(env.FOREIGN_UPSTREAM_URL, "b", bucket, provider) };
+    const definition = { ...agent, base_url: upstreamBase(env.FOREIGN_UPSTREAM_URL, bucket, provider) };
     await env.DB.prepare("UPDATE agents SET definition = json_set(definition, '$.base_url', ?) WHERE id = ?").bind(definition.base_url, agent.id).run();
     const turn = await api(`/v1/agents/${agent.id}/runs`, { body: { input: "again", session_id: first.session_id } }, token);
     expect(turn.status).toBe(400);
@@ -91,7 +86,7 @@ describe("a tenant pointing an agent at its own server (the key-theft attack)", 
 
   it.each(PROVIDERS)("%s: the adapter itself refuses to send the operator's key there (auth_error)", async (provider) => {
     const bucket = crypto.randomUUID();
-    const adapter = createProvider({ provider, base_url: baseUnder(env.FOREIGN_UPSTREAM_URL, "b", bucket, provider) }, env);
+    const adapter = createProvider({ provider, base_url: upstreamBase(env.FOREIGN_UPSTREAM_URL, bucket, provider) }, env);
     const error = await adapter
       .call({ model: "m", messages: [{ role: "user", content: [{ type: "text", text: "hi" }] }], tools: [], max_output_tokens: 16, attempt: 1 }, {})
       .catch((e: unknown) => e);
@@ -104,20 +99,19 @@ describe("a tenant pointing an agent at its own server (the key-theft attack)", 
 describe("the operator's endpoints", () => {
   it.each(PROVIDERS)("%s: an allowed gateway gets the operator's key and PROVIDER_HEADERS, under any path", async (provider) => {
     const bucket = crypto.randomUUID();
-    const agent = await createAgent({ provider, model: "m", base_url: baseUnder(env.GATEWAY_URL, "b", bucket, provider) });
+    const agent = await createAgent({ provider, model: "m", base_url: upstreamBase(env.GATEWAY_URL, bucket, provider) });
     const run = await runTurn(agent.id, { input: "hello gateway" });
     expect(run).toMatchObject({ status: "completed", output: "You said: hello gateway" });
     const [request, ...more] = await requestsOf(env.GATEWAY_URL, bucket);
     expect(more).toEqual([]);
-    expect(request?.headers["cf-aig-authorization"]).toBe("Bearer operator-gateway-test-token-42");
+    expect(request?.headers["cf-aig-authorization"]).toBe(`Bearer ${OPERATOR_GATEWAY_TOKEN}`);
     const key = { anthropic: env.ANTHROPIC_API_KEY, openai: env.OPENAI_API_KEY, "openai-chat": env.OPENAI_CHAT_API_KEY }[provider];
-    const sent = request?.headers["x-api-key"] ?? request?.headers["authorization"]?.replace(/^Bearer /, "");
-    expect(sent).toBe(key);
+    expect(keyOf(request?.headers)).toBe(key);
   });
 
   it.each(PROVIDERS)("%s: a redirect from the operator's endpoint is not followed, so the key stays there", async (provider) => {
     const bucket = crypto.randomUUID();
-    const agent = await createAgent({ provider, model: "m", base_url: baseUnder(env.GATEWAY_URL, "redirect", bucket, provider) });
+    const agent = await createAgent({ provider, model: "m", base_url: upstreamBase(env.GATEWAY_URL, bucket, provider, "redirect") });
     const run = await runTurn(agent.id, { input: "hello" });
     expect(run.status).toBe("error");
     expect(run.error).toMatchObject({ type: "provider_error", retryable: false, status: 307 });

@@ -1,9 +1,9 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import type { ProviderName } from "../src/providers/types";
 import { ADMIN_TOKEN, api, createAgent, createTenantToken, uniqueTenant } from "./support/http";
 import { readEvents, type Run } from "./support/runs";
+import { OPERATOR_GATEWAY_TOKEN, OPERATOR_KEYS, PROVIDERS, requestsOf, upstreamBase } from "./support/upstreams";
 
 /**
  * The secrets scan (issue 9): runs on every provider that succeed and fail through a gateway of
@@ -12,17 +12,10 @@ import { readEvents, type Run } from "./support/runs";
  * Object row and log line is searched for every secret, and the upstreams' records are checked
  * for whose key reached where.
  */
-const PROVIDERS: ProviderName[] = ["anthropic", "openai", "openai-chat"];
 const TENANT_KEY = "tenant-credential-key-5e1f7a";
 const TENANT_HEADER = "tenant-gateway-secret-91c2";
-const OPERATOR_HEADER = "operator-gateway-test-token-42";
-const OPERATOR_KEYS = [env.ANTHROPIC_API_KEY, env.OPENAI_API_KEY, env.OPENAI_CHAT_API_KEY].map(String);
+const OPERATOR_HEADER = OPERATOR_GATEWAY_TOKEN;
 const SECRETS = [...OPERATOR_KEYS, OPERATOR_HEADER, TENANT_KEY, TENANT_HEADER, String(env.WEBHOOK_SECRET), String(env.CREDENTIALS_KEY), ADMIN_TOKEN];
-
-const base = (upstream: string, route: string, bucket: string, provider: ProviderName) =>
-  `${upstream}/${route}/${bucket}${provider === "anthropic" ? "" : "/v1"}`;
-const requestsOf = async (upstream: string, bucket: string) =>
-  (await fetch(`${upstream}/requests/${bucket}`)).json<{ path: string; headers: Record<string, string> }[]>();
 
 /** Every row of every table of a Durable Object's SQLite storage, as JSON. */
 function dumpSql(sql: SqlStorage): string {
@@ -68,8 +61,8 @@ describe("the secrets scan", () => {
     const ok = crypto.randomUUID();
     const echo = crypto.randomUUID();
     buckets.gateway.push(ok, echo);
-    const good = await createAgent({ provider, model: "m", base_url: base(env.GATEWAY_URL, "b", ok, provider) }, token);
-    const bad = await createAgent({ provider, model: "m", base_url: base(env.GATEWAY_URL, "echo", echo, provider) }, token);
+    const good = await createAgent({ provider, model: "m", base_url: upstreamBase(env.GATEWAY_URL, ok, provider) }, token);
+    const bad = await createAgent({ provider, model: "m", base_url: upstreamBase(env.GATEWAY_URL, echo, provider, "echo") }, token);
     expect((await turn(good.id, "hello", token)).status).toBe("completed");
     const failed = await turn(bad.id, "hello", token);
     expect(failed.error).toMatchObject({ type: "provider_error", status: 400 });
@@ -85,8 +78,8 @@ describe("the secrets scan", () => {
     const id = `cred-${provider}`;
     const created = await call("/v1/credentials", { body: { id, provider, api_key: TENANT_KEY, headers: { "x-tenant-gateway": TENANT_HEADER } } }, token);
     expect(created.status).toBe(201);
-    const good = await createAgent({ provider, model: "m", credential: id, base_url: base(env.FOREIGN_UPSTREAM_URL, "b", ok, provider) }, token);
-    const bad = await createAgent({ provider, model: "m", credential: id, base_url: base(env.FOREIGN_UPSTREAM_URL, "echo", echo, provider) }, token);
+    const good = await createAgent({ provider, model: "m", credential: id, base_url: upstreamBase(env.FOREIGN_UPSTREAM_URL, ok, provider) }, token);
+    const bad = await createAgent({ provider, model: "m", credential: id, base_url: upstreamBase(env.FOREIGN_UPSTREAM_URL, echo, provider, "echo") }, token);
     expect((await turn(good.id, "hello", token)).status).toBe("completed");
     const failed = await turn(bad.id, "hello", token);
     expect(failed.error).toMatchObject({ type: "provider_error", status: 400 });
@@ -109,7 +102,7 @@ describe("the secrets scan", () => {
 
   it("the attack: a tenant's base_url without a credential is refused on every provider", async () => {
     for (const provider of PROVIDERS) {
-      const response = await call("/v1/agents", { body: { provider, model: "m", base_url: base(env.FOREIGN_UPSTREAM_URL, "b", "x", provider) } }, token);
+      const response = await call("/v1/agents", { body: { provider, model: "m", base_url: upstreamBase(env.FOREIGN_UPSTREAM_URL, "x", provider) } }, token);
       expect(response.status).toBe(400);
     }
   });
