@@ -1,4 +1,4 @@
-import type { RawMessageStreamEvent, StopReason } from "@anthropic-ai/sdk/resources/messages";
+import type { RawMessageStreamEvent, RefusalStopDetails, StopReason } from "@anthropic-ai/sdk/resources/messages";
 import type { Block, Usage } from "../core/messages";
 import { count } from "./call-support";
 import { boundToolArguments, parseToolArguments } from "./tool-calls";
@@ -18,6 +18,7 @@ export class MessageAccumulator {
   readonly #parts = new Map<number, Part>();
   #usage: WireUsage = {};
   #stopReason: StopReason | null = null;
+  #stopDetails: RefusalStopDetails | null = null;
   stopped = false;
 
   constructor(
@@ -40,6 +41,7 @@ export class MessageAccumulator {
         return;
       case "message_delta":
         this.#stopReason = event.delta.stop_reason ?? this.#stopReason;
+        this.#stopDetails = event.delta.stop_details ?? this.#stopDetails;
         this.#usage = { ...this.#usage, ...pick(event.usage) };
         if (event.usage.output_tokens_details) {
           this.#usage.thinking_tokens = event.usage.output_tokens_details.thinking_tokens;
@@ -78,7 +80,12 @@ export class MessageAccumulator {
   result(): Omit<ModelResponse, "time_to_first_token_ms"> {
     const content = [...this.#parts.entries()].sort(([a], [b]) => a - b).flatMap(([, part]) => toBlock(part));
     const hasToolCall = content.some((b) => b.type === "tool_call");
-    return { content, usage: normalizeUsage(this.#usage), stop_reason: stopReason(this.#stopReason, hasToolCall) };
+    return {
+      content,
+      usage: normalizeUsage(this.#usage),
+      stop_reason: stopReason(this.#stopReason, hasToolCall),
+      stop_detail: stopDetail(this.#stopReason, this.#stopDetails),
+    };
   }
 }
 
@@ -142,9 +149,31 @@ function normalizeUsage(usage: WireUsage): Usage {
   };
 }
 
+/** Anthropic's `stop_reason`, neutral (docs/providers.md, Stop reasons). */
 function stopReason(reason: StopReason | null, hasToolCall: boolean): ModelResponse["stop_reason"] {
-  if (reason === "tool_use" || (hasToolCall && (reason === "end_turn" || reason === null))) return "tool_calls";
-  if (reason === "end_turn" || reason === "stop_sequence") return "end_turn";
-  if (reason === "max_tokens") return "max_tokens";
-  return "other";
+  switch (reason) {
+    case "tool_use":
+      return "tool_calls";
+    case "end_turn":
+    case "stop_sequence":
+      return hasToolCall ? "tool_calls" : "end_turn";
+    case "max_tokens":
+      return "max_tokens";
+    case "model_context_window_exceeded":
+      return "context_window";
+    case "refusal":
+      return "refusal";
+    case "pause_turn":
+      return "pause";
+    case null:
+      return hasToolCall ? "tool_calls" : "other";
+    default:
+      return "other";
+  }
+}
+
+/** `stop_reason: refusal` (with the refusal's category and explanation when Anthropic gave them), or the reason as sent. */
+function stopDetail(reason: StopReason | null, details: RefusalStopDetails | null): string {
+  const explained = [details?.category, details?.explanation].filter((part): part is string => Boolean(part));
+  return `Anthropic stop_reason ${reason ?? "null"}${explained.length > 0 ? ` (${explained.join(": ")})` : ""}`;
 }

@@ -11,6 +11,7 @@ type PendingCall = { id: string; name: string; json: string };
 /** Builds the answer of one Chat Completions stream from its chunks, reporting deltas as they come. */
 export class ChatAccumulator {
   #text = "";
+  #refusal = "";
   #reasoning = "";
   readonly #calls = new Map<number, PendingCall>();
   #usage: CompletionUsage | null = null;
@@ -29,6 +30,11 @@ export class ChatAccumulator {
     if (delta.content) {
       this.#text += delta.content;
       this.emit({ type: "text_delta", text: delta.content });
+    }
+    if (delta.refusal) {
+      // A refusal streams in place of the answer's text; it is what the model said.
+      this.#refusal += delta.refusal;
+      this.emit({ type: "text_delta", text: delta.refusal });
     }
     const reasoning = reasoningOf(delta);
     if (reasoning) {
@@ -50,6 +56,7 @@ export class ChatAccumulator {
     const content: Block[] = [];
     if (this.#reasoning) content.push({ type: "reasoning", text: this.#reasoning, provider: "openai-chat" });
     if (this.#text) content.push({ type: "text", text: this.#text });
+    if (this.#refusal) content.push({ type: "text", text: this.#refusal });
     for (const [, call] of [...this.#calls.entries()].sort(([a], [b]) => a - b)) {
       content.push({
         type: "tool_call",
@@ -59,7 +66,13 @@ export class ChatAccumulator {
         arguments: parseToolArguments(call.json),
       });
     }
-    return { content, usage: normalizeUsage(this.#usage), stop_reason: stopReason(this.finish, this.#calls.size > 0) };
+    const refused = this.#refusal !== "";
+    return {
+      content,
+      usage: normalizeUsage(this.#usage),
+      stop_reason: refused ? "refusal" : stopReason(this.finish, this.#calls.size > 0),
+      stop_detail: refused ? `Chat Completions refusal: ${this.#refusal}` : `Chat Completions finish_reason ${this.finish ?? "null"}`,
+    };
   }
 }
 
@@ -80,9 +93,19 @@ function normalizeUsage(usage: CompletionUsage | null): Usage {
   };
 }
 
+/** Chat's `finish_reason`, neutral (docs/providers.md, Stop reasons); `content_filter` is the provider's filter declining. */
 function stopReason(finish: Finish, hasToolCall: boolean): ModelResponse["stop_reason"] {
-  if (finish === "tool_calls" || finish === "function_call" || (hasToolCall && finish === "stop")) return "tool_calls";
-  if (finish === "stop") return "end_turn";
-  if (finish === "length") return "max_tokens";
-  return "other";
+  switch (finish) {
+    case "tool_calls":
+    case "function_call":
+      return "tool_calls";
+    case "stop":
+      return hasToolCall ? "tool_calls" : "end_turn";
+    case "length":
+      return "max_tokens";
+    case "content_filter":
+      return "refusal";
+    default:
+      return "other";
+  }
 }

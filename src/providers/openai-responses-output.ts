@@ -78,10 +78,21 @@ export function normalizeUsage(usage: ResponseUsage | undefined): Usage {
   };
 }
 
-/** The neutral stop reason of a finished response. */
-export function stopReason(response: Response, content: Block[]): ModelResponse["stop_reason"] {
+/**
+ * The neutral stop reason of a finished response (docs/providers.md, Stop reasons): `status:
+ * "incomplete"` by its `incomplete_details.reason`, then a `refusal` content part in an output
+ * message, then tool calls or the end of the turn.
+ */
+export function stopReason(response: Response, content: Block[]): Pick<ModelResponse, "stop_reason" | "stop_detail"> {
   if (response.status === "incomplete") {
-    return response.incomplete_details?.reason === "max_output_tokens" ? "max_tokens" : "other";
+    const reason = response.incomplete_details?.reason ?? null;
+    const stop = reason === "max_output_tokens" ? "max_tokens" : reason === "content_filter" ? "refusal" : "other";
+    return { stop_reason: stop, stop_detail: `Responses status incomplete (${reason ?? "no reason given"})` };
   }
-  return content.some((b) => b.type === "tool_call") ? "tool_calls" : "end_turn";
+  const refusal = response.output.flatMap((item) =>
+    item.type === "message" ? item.content.flatMap((part) => (part.type === "refusal" ? [part.refusal] : [])) : [],
+  );
+  if (refusal.length > 0) return { stop_reason: "refusal", stop_detail: `Responses refusal: ${refusal.join(" ")}` };
+  const stop = content.some((b) => b.type === "tool_call") ? "tool_calls" : "end_turn";
+  return { stop_reason: stop, stop_detail: `Responses status ${response.status ?? "completed"}` };
 }

@@ -63,7 +63,7 @@ export class OpenAIResponsesProvider implements ModelProvider {
       return {
         content,
         usage: normalizeUsage(final.usage),
-        stop_reason: stopReason(final, content),
+        ...stopReason({ ...final, output: items }, content),
         time_to_first_token_ms: clock.value(),
       };
     } catch (error) {

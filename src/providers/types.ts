@@ -30,12 +30,22 @@ export type ModelStreamEvent =
   | { type: "text_delta"; text: string }
   | { type: "reasoning_delta"; text: string };
 
+/**
+ * Why a model answer ended, provider-neutral (docs/providers.md, Stop reasons): `end_turn` and
+ * `tool_calls` are answers; `max_tokens` (cut at the request's output limit), `context_window`
+ * (cut where the context window filled), `refusal` (the model or the provider's filter declined)
+ * and `pause` (the provider paused a long turn) end the run with an error; `other` is unknown.
+ */
+export type StopReason = "end_turn" | "tool_calls" | "max_tokens" | "context_window" | "refusal" | "pause" | "other";
+
 /** The whole answer of one model call. */
 export type ModelResponse = {
   /** The assistant message's blocks: text, reasoning, tool calls, in the provider's order. */
   content: Block[];
   usage: Usage;
-  stop_reason: "end_turn" | "tool_calls" | "max_tokens" | "other";
+  stop_reason: StopReason;
+  /** The provider's own stop reason, and any explanation it gave (a refusal's), for the run's error message. */
+  stop_detail?: string;
   /** Milliseconds from the request until the first streamed token, when there was one. */
   time_to_first_token_ms: number | null;
 };
@@ -60,6 +70,8 @@ export type ErrorType =
   | "context_window_exceeded"
   | "budget_exceeded"
   | "output_invalid"
+  | "output_truncated"
+  | "refused"
   | "max_steps_exceeded"
   | "tool_error"
   | "internal";

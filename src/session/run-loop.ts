@@ -10,6 +10,7 @@ import { fitStepOutputs } from "../tools/outcome";
 import type { RunEventType } from "./events";
 import { textOf, toolCallsOf } from "./history";
 import { retryDecision } from "./retry-policy";
+import { stoppedAnswer } from "./stop-reasons";
 import { finalOutcome, holdForRepair, outputSchemaOf, withRepair } from "./structured-output";
 import { branchOf, messagesOf } from "./branch";
 import type { Compaction, CompactionStore } from "./compaction-store";
@@ -152,9 +153,12 @@ async function modelStep(host: LoopHost, run: RunRecord, branch: StoredMessage[]
   current.metrics.time_to_first_token_ms ??= response.time_to_first_token_ms;
   current.call_attempt = 1;
   current.retry_at = null;
-  const content: Block[] = response.content.length > 0 ? response.content : [{ type: "text", text: "" }];
+  // A cut or declined answer ends the run, with only its text kept (stop-reasons.ts); it is never repaired.
+  const stopped = stoppedAnswer(response, agent.max_output_tokens);
+  if (stopped) current.answer_error = stopped.error;
+  const content: Block[] = stopped?.content ?? (response.content.length > 0 ? response.content : [{ type: "text", text: "" }]);
   // A final answer that misses the output schema is held back, off the transcript, for its repair.
-  const repair = holdForRepair(current, content, host.store.nextMessageIndex());
+  const repair = stopped ? null : holdForRepair(current, content, host.store.nextMessageIndex());
   host.commit(() => [...(repair ? [] : [host.appendMessage(current, "assistant", content)]), host.saveRun(current)]);
   host.emit(current, "model_request_completed", {
     step,

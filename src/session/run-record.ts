@@ -114,6 +114,8 @@ export type RunRecord = {
   checkpoints?: Checkpoint[];
   /** Internal: a context-window error already had its one compaction and extra attempt. */
   overflow_compacted?: boolean;
+  /** Internal: the run's last answer was cut or declined; the run ends with this error (stop-reasons.ts). */
+  answer_error?: RunError;
 };
 
 /** A new run's record: what the caller gives, and the fields every run starts with. */
@@ -153,6 +155,7 @@ export function renderRun(run: RunRecord) {
     base: _base,
     checkpoints: _checkpoints,
     overflow_compacted: _overflow,
+    answer_error: _answerError,
     ...visible
   } = run;
   return visible;

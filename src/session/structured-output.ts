@@ -13,7 +13,9 @@ import type { RunError, RunRecord } from "./run-record";
  */
 
 /** How a run ends on its final answer. */
-export type FinalOutcome = { status: "completed"; patch: { output: unknown } } | { status: "error"; patch: { error: RunError } };
+export type FinalOutcome =
+  | { status: "completed"; patch: { output: unknown } }
+  | { status: "error"; patch: { error: RunError; output?: unknown } };
 
 /** The schema a run's final answer must follow: the run's own (per run, else the agent's when it started), or null. */
 export function outputSchemaOf(run: RunRecord): ObjectJsonSchema | null {
@@ -62,8 +64,12 @@ export function repairRequest(errors: OutputError[]): string {
   ].join("\n");
 }
 
-/** The end of a run on its final answer: its text, or with an output schema the parsed object or `output_invalid`. */
+/**
+ * The end of a run on its final answer: its text, or with an output schema the parsed object or
+ * `output_invalid`; an answer that was cut or declined ends with its error and its text as output.
+ */
 export function finalOutcome(run: RunRecord, text: string): FinalOutcome {
+  if (run.answer_error) return { status: "error", patch: { error: run.answer_error, output: text } };
   const schema = outputSchemaOf(run);
   if (!schema) return { status: "completed", patch: { output: text } };
   const check = checkOutput(text, schema);
