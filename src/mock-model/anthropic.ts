@@ -29,26 +29,34 @@ function usageOf(counts: TokenCounts) {
 }
 
 function blocksOf(answer: Answer): Block[] {
-  if (answer.kind === "text") return [{ type: "text", text: answer.text, citations: null }];
-  return answer.calls.map((call) => ({
+  if (answer.kind === "text") {
+    // A refusal that came before any text has no text block.
+    return answer.stop === "refusal" && answer.text === "" ? [] : [{ type: "text", text: answer.text, citations: null }];
+  }
+  return answer.calls.map((call, index) => ({
     type: "tool_use",
     id: randomId("toolu_"),
     name: call.name,
-    input: call.arguments,
+    // A call cut mid-arguments has no input to parse: its JSON (below) is all there is.
+    input: isCutCall(answer, index) ? {} : call.arguments,
     caller: { type: "direct" },
   }));
 }
 
-function deltasOf(block: Block, answer: Answer) {
+const isCutCall = (answer: Answer, index: number): boolean =>
+  answer.kind === "tools" && answer.cutArguments !== undefined && index === answer.calls.length - 1;
+
+function deltasOf(block: Block, answer: Answer, index: number) {
   if (block.type === "tool_use") {
-    return splitChunks(JSON.stringify(block.input)).map((partial_json) => ({ type: "input_json_delta", partial_json }));
+    const json = isCutCall(answer, index) && answer.kind === "tools" ? (answer.cutArguments ?? "") : JSON.stringify(block.input);
+    return splitChunks(json).map((partial_json) => ({ type: "input_json_delta", partial_json }));
   }
   return (answer.kind === "text" ? answer.deltas : [block.text]).map((text) => ({ type: "text_delta", text }));
 }
 
 /** message_start, ping, one start / deltas / stop per content block, message_delta, message_stop. */
 function streamFrames(message: ReturnType<typeof messageOf>, answer: Answer): Frame[] {
-  const { content, usage, stop_reason } = message;
+  const { content, usage, stop_reason, stop_details } = message;
   const frames = [
     namedFrame("message_start", {
       type: "message_start",
@@ -59,7 +67,7 @@ function streamFrames(message: ReturnType<typeof messageOf>, answer: Answer): Fr
   content.forEach((block, index) => {
     const start = block.type === "text" ? { ...block, text: "" } : { ...block, input: {} };
     frames.push(namedFrame("content_block_start", { type: "content_block_start", index, content_block: start }));
-    for (const delta of deltasOf(block, answer)) {
+    for (const delta of deltasOf(block, answer, index)) {
       frames.push(namedFrame("content_block_delta", { type: "content_block_delta", index, delta }, true));
     }
     frames.push(namedFrame("content_block_stop", { type: "content_block_stop", index }));
@@ -67,7 +75,7 @@ function streamFrames(message: ReturnType<typeof messageOf>, answer: Answer): Fr
   frames.push(
     namedFrame("message_delta", {
       type: "message_delta",
-      delta: { stop_reason, stop_sequence: null, stop_details: null },
+      delta: { stop_reason, stop_sequence: null, stop_details },
       usage: {
         input_tokens: usage.input_tokens,
         cache_creation_input_tokens: usage.cache_creation_input_tokens,
@@ -88,9 +96,9 @@ function messageOf(conversation: Conversation, answer: Answer) {
     role: "assistant",
     model: conversation.model,
     content: blocksOf(answer),
-    stop_reason: answer.kind === "tools" ? "tool_use" : "end_turn",
+    stop_reason: answer.stop ?? (answer.kind === "tools" ? "tool_use" : "end_turn"),
     stop_sequence: null,
-    stop_details: null,
+    stop_details: answer.stop === "refusal" ? { type: "refusal", category: null, explanation: null } : null,
     container: null,
     usage: usageOf(countTokens(conversation, answer)),
   };

@@ -20,6 +20,10 @@ export type Directives = {
   cut: boolean;
   json: boolean;
   badJson: boolean;
+  /** `[[truncate]]` (cut at the request's max tokens: "limit") or `[[truncate N]]` (N words or pieces kept). */
+  truncate: "limit" | number | null;
+  /** `[[refuse]]`: the model declines. */
+  refuse: boolean;
 };
 
 const DIRECTIVE = /\[\[([\s\S]*?)\]\]/g;
@@ -27,6 +31,7 @@ const TOOL = /^tool\s+([A-Za-z0-9_.-]+)(?:\s+([\s\S]*))?$/;
 const FAIL = /^fail\s+(\d{3})\s+x(\d+)(?:\s+retry-after=(\d+(?:\.\d+)?))?$/;
 const SLOW = /^slow\s+(\d+)$/;
 const WORDS = /^words\s+(\d+)$/;
+const TRUNCATE = /^truncate(?:\s+(\d+))?$/;
 
 export const noDirectives = (text = ""): Directives => ({
   text,
@@ -40,6 +45,8 @@ export const noDirectives = (text = ""): Directives => ({
   cut: false,
   json: false,
   badJson: false,
+  truncate: null,
+  refuse: false,
 });
 
 /**
@@ -79,7 +86,15 @@ function apply(found: Directives, body: string): boolean {
     found.words = Number(words[1]);
     return true;
   }
+  const truncate = TRUNCATE.exec(body);
+  if (truncate) {
+    found.truncate = truncate[1] === undefined ? "limit" : Number(truncate[1]);
+    return true;
+  }
   switch (body) {
+    case "refuse":
+      found.refuse = true;
+      return true;
     case "parallel":
       found.parallel = true;
       return true;

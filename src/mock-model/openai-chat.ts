@@ -2,7 +2,7 @@ import type { Conversation } from "./conversation";
 import { jsonResponse, type Delivery } from "./delivery";
 import { openaiErrorFor } from "./errors";
 import { randomId, unixNow } from "./ids";
-import { openaiInvalid, openaiUnauthenticated } from "./openai-shared";
+import { openaiAnswer, openaiInvalid, openaiUnauthenticated } from "./openai-shared";
 import { splitChunks } from "./plan";
 import { readChat } from "./read-openai";
 import { dataFrame, sseResponse, type Frame } from "./sse";
@@ -27,14 +27,25 @@ const usageOf = (counts: TokenCounts) => ({
   },
 });
 
+/** The answer's tool calls; with `[[truncate]]` the last one's arguments stop mid-JSON. */
 const toolCallsOf = (answer: Answer): ToolCall[] =>
   answer.kind === "tools"
-    ? answer.calls.map((call) => ({
+    ? answer.calls.map((call, index) => ({
         id: randomId("call_"),
         type: "function",
-        function: { name: call.name, arguments: JSON.stringify(call.arguments) },
+        function: {
+          name: call.name,
+          arguments:
+            index === answer.calls.length - 1 && answer.cutArguments !== undefined ? answer.cutArguments : JSON.stringify(call.arguments),
+        },
       }))
     : [];
+
+/** `length` when cut at the request's max tokens; a refusal finishes with `stop`. */
+const finishReasonOf = (answer: Answer): string =>
+  answer.stop === "max_tokens" ? "length" : answer.kind === "tools" ? "tool_calls" : "stop";
+
+const isRefusal = (answer: Answer): boolean => answer.stop === "refusal";
 
 function completionOf(conversation: Conversation, answer: Answer, toolCalls: ToolCall[]) {
   return {
@@ -47,13 +58,13 @@ function completionOf(conversation: Conversation, answer: Answer, toolCalls: Too
         index: 0,
         message: {
           role: "assistant",
-          content: answer.kind === "text" ? answer.text : null,
-          refusal: null,
+          content: answer.kind === "text" && !isRefusal(answer) ? answer.text : null,
+          refusal: answer.kind === "text" && isRefusal(answer) ? answer.text : null,
           annotations: [],
           ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}),
         },
         logprobs: null,
-        finish_reason: answer.kind === "tools" ? "tool_calls" : "stop",
+        finish_reason: finishReasonOf(answer),
       },
     ],
     usage: usageOf(countTokens(conversation, answer)),
@@ -82,9 +93,11 @@ function streamFrames(conversation: Conversation, answer: Answer, toolCalls: Too
       },
       isDelta,
     );
-  const frames = [chunk({ role: "assistant", content: answer.kind === "text" ? "" : null, refusal: null })];
+  // A refusal streams in `refusal` deltas, with no content.
+  const refusal = isRefusal(answer);
+  const frames = [chunk({ role: "assistant", content: answer.kind === "text" && !refusal ? "" : null, refusal: refusal ? "" : null })];
   if (answer.kind === "text") {
-    for (const content of answer.deltas) frames.push(chunk({ content }, null, true));
+    for (const piece of answer.deltas) frames.push(chunk(refusal ? { refusal: piece } : { content: piece }, null, true));
   }
   toolCalls.forEach((call, index) => {
     const opening = { index, id: call.id, type: "function", function: { name: call.function.name, arguments: "" } };
@@ -108,7 +121,8 @@ export const chatApi: WireApi = {
   invalid: openaiInvalid,
   unauthenticated: openaiUnauthenticated,
   error: (error) => openaiErrorFor(error, "chat"),
-  answer(conversation, answer, signal) {
+  answer(conversation, planned, signal) {
+    const answer = openaiAnswer(planned);
     const headers = { "x-request-id": randomId("req_", 32) };
     const delivery: Delivery = { slowMs: answer.slowMs, cut: answer.cut, signal, headers };
     const toolCalls = toolCallsOf(answer);

@@ -2,7 +2,7 @@ import type { Conversation } from "./conversation";
 import { jsonResponse, type Delivery } from "./delivery";
 import { openaiErrorFor } from "./errors";
 import { randomId, unixNow } from "./ids";
-import { openaiInvalid, openaiUnauthenticated } from "./openai-shared";
+import { openaiAnswer, openaiInvalid, openaiUnauthenticated } from "./openai-shared";
 import { splitChunks } from "./plan";
 import { readResponses } from "./read-openai";
 import { namedFrame, sseResponse, type Frame } from "./sse";
@@ -10,7 +10,8 @@ import { countTokens } from "./usage";
 import type { Answer, WireApi } from "./wire";
 
 type OutputText = { type: "output_text"; annotations: []; logprobs: []; text: string };
-type MessageItem = { id: string; type: "message"; status: string; role: "assistant"; content: OutputText[] };
+type Refusal = { type: "refusal"; refusal: string };
+type MessageItem = { id: string; type: "message"; status: string; role: "assistant"; content: (OutputText | Refusal)[] };
 type CallItem = { id: string; type: "function_call"; status: string; arguments: string; call_id: string; name: string };
 type Item = MessageItem | CallItem;
 /** Makes one stream event, numbering it (`sequence_number`) in the order of the calls. */
@@ -18,19 +19,26 @@ type EventFrame = (type: string, data: object, delta?: boolean) => Frame;
 
 const outputText = (text: string): OutputText => ({ type: "output_text", annotations: [], logprobs: [], text });
 
+/** The output items; an item cut at `max_output_tokens` is `incomplete` (a message cut before its first token is not there). */
 function itemsOf(answer: Answer): Item[] {
+  const cut = answer.stop === "max_tokens";
   if (answer.kind === "text") {
+    if (cut && answer.text === "") return [];
     const id = randomId("msg_", 32);
-    return [{ id, type: "message", status: "completed", role: "assistant", content: [outputText(answer.text)] }];
+    const part = answer.stop === "refusal" ? { type: "refusal" as const, refusal: answer.text } : outputText(answer.text);
+    return [{ id, type: "message", status: cut ? "incomplete" : "completed", role: "assistant", content: [part] }];
   }
-  return answer.calls.map((call) => ({
-    id: randomId("fc_", 32),
-    type: "function_call",
-    status: "completed",
-    arguments: JSON.stringify(call.arguments),
-    call_id: randomId("call_"),
-    name: call.name,
-  }));
+  return answer.calls.map((call, index) => {
+    const last = index === answer.calls.length - 1 && answer.cutArguments !== undefined;
+    return {
+      id: randomId("fc_", 32),
+      type: "function_call",
+      status: last ? "incomplete" : "completed",
+      arguments: last ? (answer.cutArguments ?? "") : JSON.stringify(call.arguments),
+      call_id: randomId("call_"),
+      name: call.name,
+    };
+  });
 }
 
 /** The Response object; `usage.input_tokens` includes the cached tokens, as OpenAI reports them. */
@@ -38,15 +46,16 @@ function responseOf(conversation: Conversation, answer: Answer, output: Item[]) 
   const { raw } = conversation;
   const counts = countTokens(conversation, answer);
   const now = unixNow();
+  const incomplete = answer.stop === "max_tokens";
   return {
     id: randomId("resp_", 32),
     object: "response",
     created_at: now,
-    status: "completed",
+    status: incomplete ? "incomplete" : "completed",
     background: false,
-    completed_at: now,
+    completed_at: incomplete ? null : now,
     error: null,
-    incomplete_details: null,
+    incomplete_details: incomplete ? { reason: "max_output_tokens" } : null,
     instructions: raw.instructions ?? null,
     max_output_tokens: raw.max_output_tokens ?? null,
     model: conversation.model,
@@ -92,18 +101,29 @@ function itemEvents(item: Item, output_index: number, answer: Answer, event: Eve
       event("response.output_item.done", { output_index, item }),
     ];
   }
-  const text = item.content[0]?.text ?? "";
+  const content = item.content[0];
   const part = { item_id, output_index, content_index: 0 };
-  return [
-    event("response.output_item.added", { output_index, item: { ...item, status: "in_progress", content: [] } }),
-    event("response.content_part.added", { ...part, part: outputText("") }),
-    ...(answer.kind === "text" ? answer.deltas : [text]).map((delta) =>
-      event("response.output_text.delta", { ...part, delta, logprobs: [] }, true),
-    ),
-    event("response.output_text.done", { ...part, text, logprobs: [] }),
-    event("response.content_part.done", { ...part, part: outputText(text) }),
-    event("response.output_item.done", { output_index, item }),
-  ];
+  const deltas = (text: string) => (answer.kind === "text" ? answer.deltas : [text]);
+  // Events are numbered as they are made: made in stream order.
+  const frames = [event("response.output_item.added", { output_index, item: { ...item, status: "in_progress", content: [] } })];
+  if (content?.type === "refusal") {
+    const { refusal } = content;
+    frames.push(
+      event("response.content_part.added", { ...part, part: { type: "refusal", refusal: "" } }),
+      ...deltas(refusal).map((delta) => event("response.refusal.delta", { ...part, delta }, true)),
+      event("response.refusal.done", { ...part, refusal }),
+      event("response.content_part.done", { ...part, part: content }),
+    );
+  } else {
+    const text = content?.text ?? "";
+    frames.push(
+      event("response.content_part.added", { ...part, part: outputText("") }),
+      ...deltas(text).map((delta) => event("response.output_text.delta", { ...part, delta, logprobs: [] }, true)),
+      event("response.output_text.done", { ...part, text, logprobs: [] }),
+      event("response.content_part.done", { ...part, part: outputText(text) }),
+    );
+  }
+  return [...frames, event("response.output_item.done", { output_index, item })];
 }
 
 function streamFrames(response: ReturnType<typeof responseOf>, answer: Answer): Frame[] {
@@ -115,7 +135,8 @@ function streamFrames(response: ReturnType<typeof responseOf>, answer: Answer): 
     event("response.created", { response: pending }),
     event("response.in_progress", { response: pending }),
     ...response.output.flatMap((item, index) => itemEvents(item, index, answer, event)),
-    event("response.completed", { response }),
+    // A response cut at max_output_tokens ends with `response.incomplete`, not `response.completed`.
+    response.status === "incomplete" ? event("response.incomplete", { response }) : event("response.completed", { response }),
   ];
 }
 
@@ -125,7 +146,8 @@ export const responsesApi: WireApi = {
   invalid: openaiInvalid,
   unauthenticated: openaiUnauthenticated,
   error: (error) => openaiErrorFor(error, "responses"),
-  answer(conversation, answer, signal) {
+  answer(conversation, planned, signal) {
+    const answer = openaiAnswer(planned);
     const headers = { "x-request-id": randomId("req_", 32) };
     const delivery: Delivery = { slowMs: answer.slowMs, cut: answer.cut, signal, headers };
     const response = responseOf(conversation, answer, itemsOf(answer));

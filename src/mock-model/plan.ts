@@ -2,6 +2,7 @@ import { badValue } from "./bad-json";
 import type { Conversation, ToolResult } from "./conversation";
 import type { ToolDirective } from "./directives";
 import { sampleValue } from "./sample-json";
+import type { JsonObject } from "./values";
 
 /** An error answer; each wire format renders it as that provider's real error. */
 export type ErrorCase =
@@ -9,11 +10,21 @@ export type ErrorCase =
   | { kind: "quota" }
   | { kind: "context_overflow" };
 
+/**
+ * How an answer ends when it does not end as an answer: `max_tokens` (`[[truncate]]`, cut at the
+ * request's output limit) or `refusal` (`[[refuse]]`, the model declines).
+ */
+export type Stop = "max_tokens" | "refusal";
+
 /** What the offline model answers to one request, before it is put on the wire. */
 export type Plan =
   | { kind: "error"; error: ErrorCase }
-  | { kind: "text"; text: string; deltas: string[]; slowMs: number; cut: boolean }
-  | { kind: "tools"; calls: ToolDirective[]; slowMs: number; cut: boolean };
+  | { kind: "text"; text: string; deltas: string[]; slowMs: number; cut: boolean; stop?: Stop }
+  /** `cutArguments`: with `stop: "max_tokens"`, the last call's arguments JSON as far as it got. */
+  | { kind: "tools"; calls: ToolDirective[]; slowMs: number; cut: boolean; stop?: Stop; cutArguments?: string };
+
+/** What an OpenAI model says when it declines (Anthropic adds no refusal message). */
+export const REFUSAL_TEXT = "I'm sorry, but I can't help with that.";
 
 const LOREM = (
   "lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor incididunt ut labore et dolore " +
@@ -29,15 +40,59 @@ export function decide(conversation: Conversation): Plan {
     return { kind: "error", error: { kind: "status", status: d.fail.status, retryAfter: d.fail.retryAfter } };
   }
   const delivery = { slowMs: d.slowMs, cut: d.cut && attempt === 1 };
+  const answer = finalAnswer(conversation);
+  // A refusal streams the first half of the answer before the model stops (Anthropic's classifiers cut mid-answer).
+  if (d.refuse) return { kind: "text", ...firstPieces(answer.deltas, Math.floor(answer.deltas.length / 2)), ...delivery, stop: "refusal" };
   const done = toolResults.length;
   if (done < d.tools.length) {
     const calls = d.parallel ? d.tools.slice(done) : d.tools.slice(done, done + 1);
-    return { kind: "tools", calls, ...delivery };
+    if (d.truncate === null) return { kind: "tools", calls, ...delivery };
+    const json = JSON.stringify(calls[calls.length - 1]?.arguments ?? {});
+    return { kind: "tools", calls, ...delivery, stop: "max_tokens", cutArguments: json.slice(0, Math.max(1, Math.floor(json.length / 2))) };
   }
+  if (d.truncate === null) return { kind: "text", ...answer, ...delivery };
+  const kept = keptPieces(answer.deltas, d.truncate, maxTokensOf(conversation.raw));
+  return { kind: "text", ...firstPieces(answer.deltas, kept), ...delivery, stop: "max_tokens" };
+}
+
+/** The final answer's text and its stream pieces: JSON in chunks, text word by word. */
+function finalAnswer(conversation: Conversation): { text: string; deltas: string[] } {
   const json = jsonAnswer(conversation);
-  if (json !== null) return { kind: "text", text: json, deltas: splitChunks(json), ...delivery };
+  if (json !== null) return { text: json, deltas: splitChunks(json) };
   const text = textAnswer(conversation);
-  return { kind: "text", text, deltas: splitWords(text), ...delivery };
+  return { text, deltas: splitWords(text) };
+}
+
+const firstPieces = (deltas: string[], count: number) => {
+  const kept = deltas.slice(0, count);
+  return { text: kept.join(""), deltas: kept };
+};
+
+/**
+ * How many pieces `[[truncate]]` keeps: N with `[[truncate N]]`; else as many as fit in the
+ * request's max tokens (4 characters a token, as usage counts them), or half of them when the
+ * whole answer fits.
+ */
+function keptPieces(deltas: string[], truncate: "limit" | number, maxTokens: number | null): number {
+  if (truncate !== "limit") return truncate;
+  const limit = maxTokens === null ? Infinity : maxTokens * 4;
+  let characters = 0;
+  let kept = 0;
+  for (const piece of deltas) {
+    if (characters + piece.length > limit) break;
+    characters += piece.length;
+    kept += 1;
+  }
+  return kept < deltas.length ? kept : Math.floor(deltas.length / 2);
+}
+
+/** The request's output limit, in whichever field its wire format names it. */
+function maxTokensOf(raw: JsonObject): number | null {
+  for (const key of ["max_completion_tokens", "max_output_tokens", "max_tokens"]) {
+    const value = raw[key];
+    if (typeof value === "number") return value;
+  }
+  return null;
 }
 
 function jsonAnswer({ directives: d, schema, jsonMode }: Conversation): string | null {
