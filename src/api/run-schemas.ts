@@ -64,7 +64,12 @@ export const runSchema = z
     output: z.unknown(),
     error: z
       .object({
-        type: z.string(),
+        type: z.string().openapi({
+          description:
+            "provider_error, rate_limited, overloaded, auth_error, quota_exceeded, context_window_exceeded, budget_exceeded, " +
+            "output_invalid, output_truncated (the answer was cut at max_output_tokens; output holds its partial text), " +
+            "refused (the model declined; output holds what it said), max_steps_exceeded, tool_error, internal",
+        }),
         message: z.string(),
         retryable: z.boolean(),
         status: z.number().optional(),
