@@ -1,4 +1,6 @@
 import type { Message } from "../core/messages";
+import { classifyError, ModelCallAbortedError } from "../providers/errors";
+import { ProviderError } from "../providers/types";
 import { toolSpecs } from "../tools";
 import { branchOf, messagesOf } from "./branch";
 import { estimateTokens, toModelMessages, withCompaction, type TranscriptMessage } from "./compaction";
@@ -40,7 +42,14 @@ export async function compactBranch(
 ): Promise<{ summary: string; compacted_messages: number; tokens_before: number; tokens_after: number } | null> {
   // A failed summary call throws (a ProviderError): the caller treats it as the failure of the
   // step it was making room for, so it is retried or ends the run like a failed model call.
-  const outcome = await summarizeOlderMessages(host.env, host.tenant(), run.agent, history, run.id, signal);
+  let outcome;
+  try {
+    outcome = await summarizeOlderMessages(host.env, host.tenant(), run.agent, history, run.id, signal);
+  } catch (error) {
+    const failure = error instanceof ProviderError ? error : classifyError(error);
+    if (failure instanceof ModelCallAbortedError) throw failure;
+    throw new ProviderError(failure.type, `Compaction failed: ${failure.message}`, failure.retryable, failure.status, failure.retryAfterMs);
+  }
   if (!outcome) return null;
   const { compaction, compacted_messages, usage } = outcome;
   const current = host.store.getRun(run.id);
