@@ -1,16 +1,9 @@
+import { fnv1a } from "../core/fnv1a";
 import { InvalidRequest } from "./conversation";
 import { isObject, type JsonObject } from "./values";
 
 const MIN_BUDGET = 1024;
 
-function fnv1a(text: string): string {
-  let hash = 0x811c9dc5;
-  for (let i = 0; i < text.length; i++) {
-    hash ^= text.charCodeAt(i);
-    hash = Math.imul(hash, 0x01000193);
-  }
-  return (hash >>> 0).toString(16).padStart(8, "0");
-}
 
 /** The offline model's signature of a thinking text: opaque, deterministic, checked when it comes back. */
 export const signThinking = (thinking: string): string => btoa(`agentry-offline-thinking:${fnv1a(thinking)}`);
