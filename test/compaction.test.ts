@@ -1,6 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { api, createAgent } from "./support/http";
+import { PROVIDERS, upstreamBase } from "./support/upstreams";
 import { postRun, readEvents, runTurn } from "./support/runs";
 
 type Message = { index: number; role: string; run_id: string; content: { type: string; text?: string; replaces?: [number, number] }[] };
@@ -79,5 +80,35 @@ describe("compaction", () => {
     const agent = await createAgent({ retries: 3, delay_between_retries: 0.01 });
     const run = await runTurn(agent.id, { input: "[[context_overflow]]" });
     expect(run).toMatchObject({ status: "error", attempts: 1, error: { type: "context_window_exceeded" } });
+  });
+
+  it.each(PROVIDERS)("%s compacts a history that holds tool calls and results (the summary request is plain text)", async (provider) => {
+    const tools = [{ type: "builtin", name: "current_time" }];
+    const agent = await createAgent({ provider, base_url: "mock:", tools, compaction });
+    const sessionId = `compact-tools-${crypto.randomUUID()}`;
+    await runTurn(agent.id, { input: "[[tool current_time]] [[words 400]] one", session_id: sessionId });
+    await runTurn(agent.id, { input: "[[words 400]] two", session_id: sessionId });
+    const events = await readEvents(await postRun(agent.id, { input: "three", session_id: sessionId, stream: true }));
+    expect(events.find((e) => e.type === "compaction")?.data).toMatchObject({ compacted_messages: 5 });
+    expect(events.at(-1)).toMatchObject({ type: "run_completed", data: { output: "You said: three" } });
+    const compacted = await transcript(sessionId);
+    expect(compacted[0]?.content[0]).toMatchObject({ type: "summary", text: "You said: Summarise the conversation above." });
+  });
+
+  it("ends the turn with the summary call's error, not an uncompacted request", async () => {
+    const bucket = `compact-fail-${crypto.randomUUID()}`;
+    const agent = await createAgent({ provider: "anthropic", base_url: upstreamBase(env.GATEWAY_URL, bucket, "anthropic"), compaction });
+    const sessionId = `compact-fail-${crypto.randomUUID()}`;
+    await runTurn(agent.id, { input: "[[words 400]] one", session_id: sessionId });
+    await runTurn(agent.id, { input: "[[words 400]] two", session_id: sessionId });
+    // From now on every provider request is answered 400.
+    const failing = upstreamBase(env.GATEWAY_URL, bucket, "anthropic", "echo");
+    expect((await api(`/v1/agents/${agent.id}`, { method: "PATCH", body: { base_url: failing } })).status).toBe(200);
+    const events = await readEvents(await postRun(agent.id, { input: "three", session_id: sessionId, stream: true }));
+    expect(events.map((e) => e.type)).not.toContain("model_request_started");
+    expect(events.map((e) => e.type)).not.toContain("compaction");
+    const last = events.at(-1);
+    expect(last).toMatchObject({ type: "run_error", data: { error: { type: "provider_error", retryable: false } } });
+    expect((last?.data.error as { message: string }).message).toMatch(/^Compaction failed: 400/);
   });
 });

@@ -10,7 +10,7 @@ import {
   PermissionDeniedError,
   RateLimitError,
 } from "@anthropic-ai/sdk";
-import type { MessageParam, RawMessageStreamEvent } from "@anthropic-ai/sdk/resources/messages";
+import type { ContentBlock, MessageParam, RawMessageStreamEvent, Tool } from "@anthropic-ai/sdk/resources/messages";
 import { describe, expect, it } from "vitest";
 import { handleMockModel } from "../src/mock-model/index";
 import { anthropicClient } from "./support/mock-clients";
@@ -19,6 +19,10 @@ const client = anthropicClient;
 
 const ask = (content: string): MessageParam[] => [{ role: "user", content }];
 const base = { model: "mock-1", max_tokens: 1024 } as const;
+/** Tools to define, as the API requires whenever the messages hold tool_use / tool_result blocks. */
+const toolsNamed = (...names: string[]): Tool[] => names.map((name) => ({ name, input_schema: { type: "object" } }));
+/** An answer's blocks as a client sends them back: without the whitespace-only text the API refuses. */
+const sendable = (content: ContentBlock[]) => content.filter((block) => block.type !== "text" || block.text.trim() !== "");
 
 async function collect(stream: AsyncIterable<RawMessageStreamEvent>): Promise<RawMessageStreamEvent[]> {
   const events: RawMessageStreamEvent[] = [];
@@ -84,19 +88,22 @@ describe("offline model: Anthropic Messages", () => {
   it("calls a tool, then reports its result after the echo", async () => {
     const { anthropic } = client();
     const messages = ask('weather? [[tool get_weather {"city":"Paris"}]]');
-    const first = await anthropic.messages.stream({ ...base, messages }).finalMessage();
+    const tools = toolsNamed("get_weather");
+    const first = await anthropic.messages.stream({ ...base, tools, messages }).finalMessage();
     expect(first.stop_reason).toBe("tool_use");
-    const call = first.content[0];
+    // Like Claude, a "\n\n" text block before the call.
+    expect(first.content[0]).toEqual({ type: "text", text: "\n\n", citations: null });
+    const call = first.content[1];
     if (call?.type !== "tool_use") throw new Error("expected a tool_use block");
     expect(call.id).toMatch(/^toolu_[a-zA-Z0-9_-]+$/);
     expect(call.name).toBe("get_weather");
     expect(call.input).toEqual({ city: "Paris" });
 
     messages.push(
-      { role: "assistant", content: first.content },
+      { role: "assistant", content: sendable(first.content) },
       { role: "user", content: [{ type: "tool_result", tool_use_id: call.id, content: "sunny, 21°C" }] },
     );
-    const final = await anthropic.messages.create({ ...base, messages });
+    const final = await anthropic.messages.create({ ...base, tools, messages });
     expect(final.stop_reason).toBe("end_turn");
     expect(final.content[0]?.type === "text" && final.content[0].text).toBe(
       "You said: weather?\nget_weather returned: sunny, 21°C",
@@ -107,33 +114,35 @@ describe("offline model: Anthropic Messages", () => {
     const { anthropic } = client();
     const messages = ask('[[tool a {"n":1}]] [[tool b {"n":2}]]');
     const names: string[] = [];
+    const tools = toolsNamed("a", "b");
     for (const result of ["A1", "B2"]) {
-      const answer = await anthropic.messages.create({ ...base, messages });
-      expect(answer.content).toHaveLength(1);
-      const call = answer.content[0];
+      const answer = await anthropic.messages.create({ ...base, tools, messages });
+      expect(answer.content).toHaveLength(2);
+      const call = answer.content[1];
       if (call?.type !== "tool_use") throw new Error("expected a tool_use block");
       names.push(call.name);
       messages.push(
-        { role: "assistant", content: answer.content },
+        { role: "assistant", content: sendable(answer.content) },
         { role: "user", content: [{ type: "tool_result", tool_use_id: call.id, content: [{ type: "text", text: result }] }] },
       );
     }
     expect(names).toEqual(["a", "b"]);
-    const final = await anthropic.messages.create({ ...base, messages });
+    const final = await anthropic.messages.create({ ...base, tools, messages });
     expect(final.content[0]?.type === "text" && final.content[0].text).toBe("a returned: A1\nb returned: B2");
   });
 
   it("asks for every tool in one answer with [[parallel]]", async () => {
     const { anthropic } = client();
     const messages = ask('go [[tool a {"x":1}]] [[tool b {}]] [[parallel]]');
-    const answer = await anthropic.messages.stream({ ...base, messages }).finalMessage();
+    const tools = toolsNamed("a", "b");
+    const answer = await anthropic.messages.stream({ ...base, tools, messages }).finalMessage();
     const calls = answer.content.flatMap((block) => (block.type === "tool_use" ? [block] : []));
     expect(calls.map((c) => [c.name, c.input])).toEqual([["a", { x: 1 }], ["b", {}]]);
     expect(new Set(calls.map((c) => c.id)).size).toBe(2);
     // Results sent back in the other order still come out in directive order.
     const results = calls.reverse().map((c) => ({ type: "tool_result" as const, tool_use_id: c.id, content: `r-${c.name}` }));
-    messages.push({ role: "assistant", content: answer.content }, { role: "user", content: results });
-    const final = await anthropic.messages.create({ ...base, messages });
+    messages.push({ role: "assistant", content: sendable(answer.content) }, { role: "user", content: results });
+    const final = await anthropic.messages.create({ ...base, tools, messages });
     expect(final.content[0]?.type === "text" && final.content[0].text).toBe("You said: go\na returned: r-a\nb returned: r-b");
   });
 
@@ -280,14 +289,15 @@ describe("offline model: Anthropic Messages", () => {
     const { anthropic } = client();
     const output_config = { format: { type: "json_schema" as const, schema } };
     const messages = ask("[[tool lookup]]");
-    const call = await anthropic.messages.create({ ...base, output_config, messages });
-    const block = call.content[0];
+    const tools = toolsNamed("lookup");
+    const call = await anthropic.messages.create({ ...base, tools, output_config, messages });
+    const block = call.content[1];
     if (block?.type !== "tool_use") throw new Error("expected a tool_use block");
     messages.push(
-      { role: "assistant", content: call.content },
+      { role: "assistant", content: sendable(call.content) },
       { role: "user", content: [{ type: "tool_result", tool_use_id: block.id, content: "found" }] },
     );
-    const final = await anthropic.messages.create({ ...base, output_config, messages });
+    const final = await anthropic.messages.create({ ...base, tools, output_config, messages });
     expect(final.content[0]?.type === "text" && JSON.parse(final.content[0].text)).toEqual({
       city: "sample",
       temperature: 1,

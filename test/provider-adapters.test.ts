@@ -1,6 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { Block, Message } from "../src/core/messages";
+import { signThinking } from "../src/mock-model/anthropic-thinking";
 import { handleMockModel } from "../src/mock-model/index";
 import { AnthropicProvider } from "../src/providers/anthropic";
 import { toAnthropicMessages, toAnthropicSystem } from "../src/providers/anthropic-messages";
@@ -167,7 +168,8 @@ describe("histories from another provider", () => {
         role: "assistant",
         content: [
           { type: "reasoning", text: "thinking", provider: "other", provider_data: { signature: "sig" } },
-          { type: "reasoning", text: "signed", provider: "anthropic", provider_data: { signature: "abc" } },
+          // Anthropic checks its signatures: only one the (offline) model gave goes back.
+          { type: "reasoning", text: "signed", provider: "anthropic", provider_data: { signature: signThinking("signed") } },
           { type: "reasoning", text: "summary", provider: "openai", provider_data: { id: "rs_1", summary: ["summary"] } },
           { type: "text", text: "Let me check." },
           {
@@ -222,9 +224,25 @@ describe("usage", () => {
     const { response } = await collect(provider, request(history, { instructions, cache_key: "ses_1" }));
     const body = bodies[0]!;
     expect(response.usage.input_tokens).toBe(Math.ceil(body.length / 4));
-    expect(response.usage.cache_read_tokens).toBe(Math.ceil(instructions.length / 4));
     expect(response.usage.output_tokens).toBe(Math.ceil("You said: second".length / 4));
-    expect(response.usage.cache_write_tokens).toBe(0);
+    if (name !== "anthropic") {
+      expect(response.usage.cache_read_tokens).toBe(Math.ceil(instructions.length / 4));
+      expect(response.usage.cache_write_tokens).toBe(0);
+    }
+  });
+
+  it("anthropic reads the conversation up to the last answer from the cache, and writes the rest up to its breakpoint", async () => {
+    const { provider, bodies } = recorded("anthropic");
+    const instructions = "You are a careful assistant. ".repeat(8);
+    const history: Message[] = [user("first"), { role: "assistant", content: [{ type: "text", text: "You said: first" }] }, user("second")];
+    const { response } = await collect(provider, request(history, { instructions, cache_key: "ses_1" }));
+    const body = JSON.parse(bodies[0]!) as { system: unknown; messages: { content: { cache_control?: unknown }[] }[] };
+    // The system prompt and the last message are the breakpoints.
+    expect(body.messages.at(-1)?.content.at(-1)?.cache_control).toEqual({ type: "ephemeral" });
+    const prefix = (count: number) => Math.ceil(JSON.stringify([[], body.system, body.messages.slice(0, count)]).length / 4);
+    expect(response.usage.cache_read_tokens).toBe(prefix(1));
+    expect(response.usage.cache_write_tokens).toBe(prefix(3) - prefix(1));
+    expect(response.usage.input_tokens).toBe(Math.ceil(bodies[0]!.length / 4));
   });
 
   it.each(NAMES)("%s sends the attempt header on every request", async (name) => {

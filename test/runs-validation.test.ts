@@ -30,6 +30,9 @@ describe("bad input on the runs and sessions routes", () => {
       [runs, { body: {} }, 400, "input"],
       [runs, { body: { input: 42 } }, 400, "input"],
       [runs, { body: { input: [] } }, 400, "input"],
+      [runs, { body: { input: "" } }, 400, "input"],
+      [runs, { body: { input: " \n\n\t" } }, 400, "input"],
+      [runs, { body: { input: [{ type: "text", text: "\n\n" }, { type: "text", text: " " }] } }, 400, "input"],
       [runs, { body: { input: "hi", sesion_id: "typo" } }, 400, "sesion_id"],
       [runs, { body: { input: "hi", session_id: "has/slash" } }, 400, "session_id"],
       [runs, { body: { input: "hi", stream: "yes" } }, 400, "stream"],
@@ -82,6 +85,8 @@ describe("bad input on the runs and sessions routes", () => {
     await expectRejected(continued, 400, "input");
     const withResults = await api(`/v1/agents/${agent.id}/runs/${run.id}/continue`, { body: { input: "x", tool_results: [{ tool_call_id: "t", output: "o" }] } });
     await expectRejected(withResults, 400, "tool_results");
+    const blank = await api(`/v1/agents/${agent.id}/runs/${run.id}/continue`, { body: { input: "\n\n" } });
+    await expectRejected(blank, 400, "input");
     expect(await tableCounts()).toEqual(before);
     expect(await (await api(`/v1/agents/${agent.id}/runs/${run.id}`)).json()).toEqual(run);
   });

@@ -3,9 +3,18 @@ import { objectJsonSchema } from "../agents";
 import { CLIENT_ID } from "../core/ids";
 import { contentPart } from "../media/part-schemas";
 
-/** More than 20 parts is a 413 (API.md), counted by parseInput, not a 400 of the schema. */
+const blank = (text: string) => text.trim() === "";
+
+/**
+ * More than 20 parts is a 413 (API.md), counted by parseInput, not a 400 of the schema. An input
+ * with nothing in it (an empty or whitespace-only string, or only such text parts) is a 400:
+ * providers refuse empty text, and such a turn would poison the session's history.
+ */
 export const runInput = z
   .union([z.string(), z.array(contentPart).min(1)])
+  .refine((input) => (typeof input === "string" ? !blank(input) : input.some((part) => part.type !== "text" || !blank(part.text))), {
+    message: "must contain non-whitespace text, an image or a file",
+  })
   .openapi({ description: "A string, or an array of content parts (at most 20)" });
 
 const clientId = z.string().regex(CLIENT_ID, "must match ^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$");

@@ -1,5 +1,7 @@
 import type { Conversation } from "./conversation";
 import { jsonResponse, type Delivery } from "./delivery";
+import { anthropicCacheUsage } from "./anthropic-cache";
+import { signThinking, thinkingEnabled } from "./anthropic-thinking";
 import { anthropicError, anthropicErrorFor } from "./errors";
 import { randomId } from "./ids";
 import { splitChunks } from "./plan";
@@ -9,16 +11,18 @@ import { countTokens, type TokenCounts } from "./usage";
 import type { Answer, WireApi } from "./wire";
 
 type Block =
+  | { type: "thinking"; thinking: string; signature: string }
   | { type: "text"; text: string; citations: null }
   | { type: "tool_use"; id: string; name: string; input: unknown; caller: { type: "direct" } };
 
-/** Anthropic's usage: `input_tokens` excludes cache reads (and writes), as the real API reports. */
-function usageOf(counts: TokenCounts) {
+/** Anthropic's usage: `input_tokens` excludes cache reads and writes, as the real API reports. */
+function usageOf(conversation: Conversation, counts: TokenCounts) {
+  const cache = anthropicCacheUsage(conversation.raw, conversation.systemText, conversation.cacheMarked, counts.input);
   return {
-    input_tokens: counts.input - counts.cacheRead,
-    cache_creation_input_tokens: 0,
-    cache_read_input_tokens: counts.cacheRead,
-    cache_creation: { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 0 },
+    input_tokens: counts.input - cache.read - cache.written,
+    cache_creation_input_tokens: cache.written,
+    cache_read_input_tokens: cache.read,
+    cache_creation: { ephemeral_5m_input_tokens: cache.written, ephemeral_1h_input_tokens: 0 },
     output_tokens: counts.output,
     output_tokens_details: null,
     server_tool_use: null,
@@ -28,27 +32,51 @@ function usageOf(counts: TokenCounts) {
   };
 }
 
-function blocksOf(answer: Answer): Block[] {
+/** What the offline model "thinks" when the request enables thinking: a fixed sentence about the input. */
+const thinkingOf = (conversation: Conversation): string =>
+  `The user wrote: ${conversation.directives.text || "(directives only)"}. I will answer as instructed.`;
+
+/**
+ * A signed thinking block first when the request enables thinking; before tool calls, the
+ * "\n\n" text block Claude often streams ahead of a tool_use (always here, so a client that
+ * sends it back as is gets the API's whitespace error).
+ */
+function blocksOf(conversation: Conversation, answer: Answer): Block[] {
+  const blocks: Block[] = [];
+  if (thinkingEnabled(conversation.raw)) {
+    const thinking = thinkingOf(conversation);
+    blocks.push({ type: "thinking", thinking, signature: signThinking(thinking) });
+  }
   if (answer.kind === "text") {
     // A refusal that came before any text has no text block.
-    return answer.stop === "refusal" && answer.text === "" ? [] : [{ type: "text", text: answer.text, citations: null }];
+    return answer.stop === "refusal" && answer.text === "" ? blocks : [...blocks, { type: "text", text: answer.text, citations: null }];
   }
-  return answer.calls.map((call, index) => ({
-    type: "tool_use",
-    id: randomId("toolu_"),
-    name: call.name,
-    // A call cut mid-arguments has no input to parse: its JSON (below) is all there is.
-    input: isCutCall(answer, index) ? {} : call.arguments,
-    caller: { type: "direct" },
-  }));
+  blocks.push({ type: "text", text: "\n\n", citations: null });
+  return [
+    ...blocks,
+    ...answer.calls.map((call, index): Block => ({
+      type: "tool_use",
+      id: randomId("toolu_"),
+      name: call.name,
+      // A call cut mid-arguments has no input to parse: its JSON (below) is all there is.
+      input: isCutCall(answer, index === answer.calls.length - 1) ? {} : call.arguments,
+      caller: { type: "direct" },
+    })),
+  ];
 }
 
-const isCutCall = (answer: Answer, index: number): boolean =>
-  answer.kind === "tools" && answer.cutArguments !== undefined && index === answer.calls.length - 1;
+/** The cut call of a truncated answer is its last, which is also the message's last block. */
+const isCutCall = (answer: Answer, last: boolean): boolean => answer.kind === "tools" && answer.cutArguments !== undefined && last;
 
-function deltasOf(block: Block, answer: Answer, index: number) {
+function deltasOf(block: Block, answer: Answer, last: boolean) {
+  if (block.type === "thinking") {
+    return [
+      ...splitChunks(block.thinking).map((thinking) => ({ type: "thinking_delta", thinking })),
+      { type: "signature_delta", signature: block.signature },
+    ];
+  }
   if (block.type === "tool_use") {
-    const json = isCutCall(answer, index) && answer.kind === "tools" ? (answer.cutArguments ?? "") : JSON.stringify(block.input);
+    const json = isCutCall(answer, last) && answer.kind === "tools" ? (answer.cutArguments ?? "") : JSON.stringify(block.input);
     return splitChunks(json).map((partial_json) => ({ type: "input_json_delta", partial_json }));
   }
   return (answer.kind === "text" ? answer.deltas : [block.text]).map((text) => ({ type: "text_delta", text }));
@@ -65,9 +93,12 @@ function streamFrames(message: ReturnType<typeof messageOf>, answer: Answer): Fr
     namedFrame("ping", { type: "ping" }),
   ];
   content.forEach((block, index) => {
-    const start = block.type === "text" ? { ...block, text: "" } : { ...block, input: {} };
+    const start =
+      block.type === "text" ? { ...block, text: "" }
+      : block.type === "thinking" ? { ...block, thinking: "", signature: "" }
+      : { ...block, input: {} };
     frames.push(namedFrame("content_block_start", { type: "content_block_start", index, content_block: start }));
-    for (const delta of deltasOf(block, answer, index)) {
+    for (const delta of deltasOf(block, answer, index === content.length - 1)) {
       frames.push(namedFrame("content_block_delta", { type: "content_block_delta", index, delta }, true));
     }
     frames.push(namedFrame("content_block_stop", { type: "content_block_stop", index }));
@@ -95,12 +126,12 @@ function messageOf(conversation: Conversation, answer: Answer) {
     type: "message",
     role: "assistant",
     model: conversation.model,
-    content: blocksOf(answer),
+    content: blocksOf(conversation, answer),
     stop_reason: answer.stop ?? (answer.kind === "tools" ? "tool_use" : "end_turn"),
     stop_sequence: null,
     stop_details: answer.stop === "refusal" ? { type: "refusal", category: null, explanation: null } : null,
     container: null,
-    usage: usageOf(countTokens(conversation, answer)),
+    usage: usageOf(conversation, countTokens(conversation, answer)),
   };
 }
 

@@ -1,3 +1,5 @@
+import { checkAnthropicRequest } from "./anthropic-rules";
+import { thinkingEnabled } from "./anthropic-thinking";
 import { InvalidRequest, type Entry, type RequestView } from "./conversation";
 import { asArray, asString, isObject, textOf, type JsonObject } from "./values";
 
@@ -8,6 +10,8 @@ export function readAnthropic(body: unknown): RequestView {
   if (model === undefined) throw new InvalidRequest("model: Field required");
   if (typeof body.max_tokens !== "number") throw new InvalidRequest("max_tokens: Field required");
   if (!Array.isArray(body.messages)) throw new InvalidRequest("messages: Field required");
+  checkAnthropicRequest(body);
+  thinkingEnabled(body);
 
   const system = systemOf(body.system);
   let cacheMarked = isObject(body.cache_control) || system.cached;

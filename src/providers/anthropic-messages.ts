@@ -4,6 +4,7 @@ import type {
   TextBlockParam,
   Tool,
 } from "@anthropic-ai/sdk/resources/messages";
+import { toolBlockText, toolNamesById } from "../core/message-text";
 import type { Block, MediaBlock, Message } from "../core/messages";
 import { isImageType } from "../media/limits";
 import { decodeText, isTextFile, mediaNote } from "./media-parts";
@@ -25,19 +26,36 @@ export function toAnthropicTools(tools: ToolSpec[]): Tool[] {
   }));
 }
 
+/** How a request's messages are sent. */
+export type AnthropicMessageOptions = {
+  /** The request defines tools. Without them Anthropic refuses tool_use / tool_result blocks, so those go as text. */
+  tools: boolean;
+  /** Marks the last message for prompt caching (a second breakpoint after the system prompt's). */
+  cache: boolean;
+};
+
 /**
  * Neutral messages as Anthropic messages, whichever provider produced them: role "tool"
  * becomes a user message of `tool_result` blocks, ids are made valid for Anthropic, only
- * Anthropic's own signed thinking goes back (unchanged). Consecutive messages of one role
- * are merged only where a tool result is involved (tool results first, as Anthropic
- * requires); plain user turns stay separate messages, as the transcript has them (the API
- * accepts consecutive user messages), so a reader can still tell the last one apart.
+ * Anthropic's own signed thinking goes back (unchanged), empty and whitespace-only text blocks
+ * are dropped (Anthropic refuses them). Consecutive messages of one role are merged only where
+ * a tool result is involved (tool results first, as Anthropic requires); plain user turns stay
+ * separate messages, as the transcript has them (the API accepts consecutive user messages and
+ * joins them into one turn), so a reader can still tell the last one apart.
  */
-export function toAnthropicMessages(messages: Message[], media: Record<string, MediaData> = {}): MessageParam[] {
+export function toAnthropicMessages(
+  messages: Message[],
+  media: Record<string, MediaData> = {},
+  options: AnthropicMessageOptions = { tools: true, cache: false },
+): MessageParam[] {
+  const names = options.tools ? null : toolNamesById(messages);
   const out: MessageParam[] = [];
   for (const message of messages) {
     const role = message.role === "assistant" ? "assistant" : "user";
-    const blocks = message.content.flatMap((block) => toAnthropicBlock(block, media));
+    const blocks = message.content.flatMap((block) => {
+      const text = names ? toolBlockText(block, names) : null;
+      return text === null ? toAnthropicBlock(block, media) : [{ type: "text" as const, text }];
+    });
     if (blocks.length === 0) continue;
     const last = out[out.length - 1];
     const mergeable = (content: ContentBlockParam[]) => role === "assistant" || content.some((b) => b.type === "tool_result");
@@ -47,13 +65,27 @@ export function toAnthropicMessages(messages: Message[], media: Record<string, M
       out.push({ role, content: blocks });
     }
   }
+  if (options.cache) markLastMessage(out);
   return out;
+}
+
+/**
+ * Puts a cache breakpoint on the last block of the last message that can carry one (thinking
+ * blocks cannot), so the next step or turn reads the whole prefix from the cache.
+ */
+function markLastMessage(messages: MessageParam[]): void {
+  const content = messages.at(-1)?.content;
+  if (!Array.isArray(content)) return;
+  const index = content.findLastIndex((b) => b.type !== "thinking" && b.type !== "redacted_thinking");
+  const block = content[index];
+  if (!block || block.type === "thinking" || block.type === "redacted_thinking") return;
+  content[index] = { ...block, cache_control: { type: "ephemeral" } };
 }
 
 function toAnthropicBlock(block: Block, media: Record<string, MediaData>): ContentBlockParam[] {
   switch (block.type) {
     case "text":
-      return block.text ? [{ type: "text", text: block.text }] : [];
+      return block.text.trim() ? [{ type: "text", text: block.text }] : [];
     case "image":
     case "file":
       return [anthropicMedia(block, media[block.media_id])];

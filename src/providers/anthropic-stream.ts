@@ -119,7 +119,8 @@ function pick(usage: Partial<Record<(typeof USAGE_KEYS)[number], number | null>>
 function toBlock(part: Part): Block[] {
   switch (part.kind) {
     case "text":
-      return part.text ? [{ type: "text", text: part.text }] : [];
+      // Claude often streams a "\n\n" block before a tool call: nothing to keep (Anthropic refuses it back).
+      return part.text.trim() ? [{ type: "text", text: part.text }] : [];
     case "thinking":
       return [{ type: "reasoning", text: part.text, provider: "anthropic", provider_data: { signature: part.signature } }];
     case "redacted":

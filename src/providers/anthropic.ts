@@ -1,5 +1,7 @@
 import Anthropic from "@anthropic-ai/sdk";
+import type { MessageCreateParamsStreaming } from "@anthropic-ai/sdk/resources/messages";
 import { toAnthropicMessages, toAnthropicSystem, toAnthropicTools } from "./anthropic-messages";
+import { anthropicOutputFormat } from "./anthropic-output";
 import { MessageAccumulator } from "./anthropic-stream";
 import { callError, firstTokenClock, guardStream, requestOptions } from "./call-support";
 import { ModelCallAbortedError, streamCutError } from "./errors";
@@ -28,20 +30,7 @@ export class AnthropicProvider implements ModelProvider {
   async call(request: ModelRequest, options: ModelCallOptions): Promise<ModelResponse> {
     const clock = firstTokenClock();
     try {
-      const stream = await this.#client.messages.create(
-        {
-          model: request.model,
-          max_tokens: request.max_output_tokens,
-          messages: toAnthropicMessages(request.messages, request.media),
-          ...(request.instructions ? { system: toAnthropicSystem(request.instructions) } : {}),
-          ...(request.tools.length > 0 ? { tools: toAnthropicTools(request.tools) } : {}),
-          ...(request.output_schema
-            ? { output_config: { format: { type: "json_schema", schema: request.output_schema } } }
-            : {}),
-          stream: true,
-        },
-        requestOptions(request, options.signal),
-      );
+      const stream = await this.#client.messages.create(anthropicParams(request), requestOptions(request, options.signal));
       const state = new MessageAccumulator((event) => {
         clock.mark();
         options.onEvent?.(event);
@@ -57,4 +46,23 @@ export class AnthropicProvider implements ModelProvider {
       throw callError(error, options.signal, this.#secrets);
     }
   }
+}
+
+/**
+ * The Messages request of one model call. Breakpoints: the system prompt and, for a session's
+ * calls (`cache_key`), the last message — two of the four Anthropic allows — so each step and
+ * turn reads the prefix the previous one wrote. `satisfies` the SDK's own request type, so a
+ * field it does not know fails the type check.
+ */
+export function anthropicParams(request: ModelRequest) {
+  const tools = request.tools.length > 0;
+  return {
+    model: request.model,
+    max_tokens: request.max_output_tokens,
+    messages: toAnthropicMessages(request.messages, request.media, { tools, cache: request.cache_key !== undefined }),
+    ...(request.instructions ? { system: toAnthropicSystem(request.instructions) } : {}),
+    ...(tools ? { tools: toAnthropicTools(request.tools) } : {}),
+    ...(request.output_schema ? { output_config: { format: anthropicOutputFormat(request.model, request.output_schema) } } : {}),
+    stream: true,
+  } satisfies MessageCreateParamsStreaming;
 }

@@ -1,3 +1,4 @@
+import { fnv1a } from "../core/fnv1a";
 import { depthExceeds, jsonDepthExcess, MAX_JSON_DEPTH } from "../core/json-depth";
 
 /**
@@ -52,14 +53,6 @@ export function wireToolCallId(id: string, maxLength = 64): string {
   return `${head || "call"}_${hash}`;
 }
 
-function fnv1a(text: string): string {
-  let hash = 0x811c9dc5;
-  for (let i = 0; i < text.length; i++) {
-    hash ^= text.charCodeAt(i);
-    hash = Math.imul(hash, 0x01000193);
-  }
-  return (hash >>> 0).toString(16).padStart(8, "0");
-}
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);

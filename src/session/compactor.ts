@@ -1,5 +1,6 @@
 import type { Agent } from "../agents";
 import { newId, nowIso } from "../core/ids";
+import { transcriptText } from "../core/message-text";
 import type { Usage } from "../core/messages";
 import { createProvider } from "../providers";
 import { classifyError } from "../providers/errors";
@@ -11,6 +12,7 @@ import type { Compaction } from "./compaction-store";
 const SUMMARY_INSTRUCTIONS =
   "You compact conversations. Summarise the conversation you are given so that it can replace it: keep every fact, decision, name, number, tool result and open question that later turns may need. Answer with the summary only.";
 const SUMMARY_REQUEST = "Summarise the conversation above.";
+const TRANSCRIPT_HEADING = "The conversation to summarise:";
 
 export type CompactionOutcome = { compaction: Compaction; compacted_messages: number; usage: Usage };
 
@@ -39,7 +41,13 @@ export async function summarizeOlderMessages(
       {
         model: agent.model,
         instructions: SUMMARY_INSTRUCTIONS,
-        messages: [...sendableHistory(toModelMessages(older)), { role: "user", content: [{ type: "text", text: SUMMARY_REQUEST }] }],
+        // The older messages as one plain-text transcript, not as the provider's tool blocks: valid
+        // on every provider whatever the history holds (Anthropic refuses tool_use / tool_result
+        // blocks in a request without `tools`), and the summary is a text task anyway.
+        messages: [
+          { role: "user", content: [{ type: "text", text: `${TRANSCRIPT_HEADING}\n\n${transcriptText(sendableHistory(toModelMessages(older)))}` }] },
+          { role: "user", content: [{ type: "text", text: SUMMARY_REQUEST }] },
+        ],
         tools: [],
         max_output_tokens: Math.min(agent.max_output_tokens, 4096),
         attempt: 1,

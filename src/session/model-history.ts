@@ -1,5 +1,6 @@
 import type { Message } from "../core/messages";
-import { log } from "../core/log";
+import { classifyError, ModelCallAbortedError } from "../providers/errors";
+import { ProviderError } from "../providers/types";
 import { toolSpecs } from "../tools";
 import { branchOf, messagesOf } from "./branch";
 import { estimateTokens, toModelMessages, withCompaction, type TranscriptMessage } from "./compaction";
@@ -16,7 +17,8 @@ export const compactedBranch = (host: Pick<LoopHost, "store" | "compactions">, r
 /**
  * The messages of the run's next model call, from its branch (`messagesOf(branchOf(…))`, as
  * the loop already read it). With compaction enabled, a request that would exceed
- * `trigger_tokens` first has the branch's older messages summarised.
+ * `trigger_tokens` first has the branch's older messages summarised (a failed summary call
+ * throws, as the model call would).
  */
 export async function modelHistory(host: LoopHost, run: RunRecord, branch: StoredMessage[], signal: AbortSignal): Promise<Message[]> {
   let history = withCompaction(branch, host.compactions.all());
@@ -28,20 +30,25 @@ export async function modelHistory(host: LoopHost, run: RunRecord, branch: Store
   return sendableHistory(toModelMessages(history));
 }
 
-/** Summarises the branch's older messages, stores the summary and reports a `compaction` event. */
+/**
+ * Summarises the branch's older messages, stores the summary and reports a `compaction` event.
+ * Null when there is too little to summarise; throws a ProviderError when the summary call fails.
+ */
 export async function compactBranch(
   host: LoopHost,
   run: RunRecord,
   history: TranscriptMessage[],
   signal?: AbortSignal,
 ): Promise<{ summary: string; compacted_messages: number; tokens_before: number; tokens_after: number } | null> {
+  // A failed summary call throws (a ProviderError): the caller treats it as the failure of the
+  // step it was making room for, so it is retried or ends the run like a failed model call.
   let outcome;
   try {
     outcome = await summarizeOlderMessages(host.env, host.tenant(), run.agent, history, run.id, signal);
   } catch (error) {
-    // The turn goes on uncompacted; a context-window error would end it as it would have anyway.
-    log({ event: "unhandled_error", message: `compaction failed: ${error instanceof Error ? error.message : String(error)}` });
-    return null;
+    const failure = error instanceof ProviderError ? error : classifyError(error);
+    if (failure instanceof ModelCallAbortedError) throw failure;
+    throw new ProviderError(failure.type, `Compaction failed: ${failure.message}`, failure.retryable, failure.status, failure.retryAfterMs);
   }
   if (!outcome) return null;
   const { compaction, compacted_messages, usage } = outcome;

@@ -1,4 +1,4 @@
-import type { Block, ToolCallBlock, Usage } from "../core/messages";
+import type { Block, Message, ToolCallBlock, Usage } from "../core/messages";
 import type { Env } from "../env";
 import { loadMedia } from "../media/load";
 import { createProvider } from "../providers";
@@ -89,8 +89,15 @@ async function modelStep(host: LoopHost, run: RunRecord, branch: StoredMessage[]
   const step = run.metrics.model_calls + 1;
   const attempt = run.call_attempt ?? 1;
   const provider = agent.provider === "mock" ? "anthropic" : agent.provider;
-  // A compaction, when one is due, happens before the call it makes room for.
-  const history = await modelHistory(host, run, branch, signal);
+  // A compaction, when one is due, happens before the call it makes room for; a failed summary
+  // call is this step's failure.
+  let history: Message[];
+  try {
+    history = await modelHistory(host, run, branch, signal);
+  } catch (error) {
+    await failStep(host, run, error, step, signal);
+    return;
+  }
   if (signal.aborted || host.store.getRun(run.id)?.status !== "running") return;
   host.emit(run, "model_request_started", { step, attempt, provider, model: agent.model });
   const started = Date.now();
@@ -121,26 +128,7 @@ async function modelStep(host: LoopHost, run: RunRecord, branch: StoredMessage[]
       },
     );
   } catch (error) {
-    if (signal.aborted || isAbortError(error)) return;
-    const failure = error instanceof ProviderError ? error : classifyError(error);
-    const current = host.store.getRun(run.id);
-    if (current?.status !== "running") return;
-    if (failure.type === "context_window_exceeded" && current.agent.compaction?.enabled && !current.overflow_compacted) {
-      // One compaction and one more attempt (API.md, Retries); a second overflow is permanent.
-      current.overflow_compacted = true;
-      current.call_attempt = attempt + 1;
-      host.commit(() => [host.saveRun(current)]);
-      await compactBranch(host, current, compactedBranch(host, current), signal);
-      return;
-    }
-    const retry = retryDecision(failure, current.metrics.retries, current.agent);
-    if (retry) {
-      host.scheduleRetry(current, failure, retry.delayMs, step);
-      return;
-    }
-    const runError: RunError = { type: failure.type, message: failure.message, retryable: failure.retryable };
-    if (failure.status !== null) runError.status = failure.status;
-    await host.finish(current, "error", { error: runError });
+    await failStep(host, run, error, step, signal);
     return;
   }
   // A cancel may have come in while the answer streamed.
@@ -260,4 +248,40 @@ async function toolStep(host: LoopHost, run: RunRecord, calls: ReturnType<typeof
     return [message, host.saveRun(current)];
   });
   host.flushSoon();
+}
+
+/**
+ * A failed step (its model call, or the summary call before it): one compaction and one more
+ * attempt for a context-window error when the agent compacts, else a retry or the run's end.
+ */
+async function failStep(host: LoopHost, run: RunRecord, error: unknown, step: number, signal: AbortSignal): Promise<void> {
+  if (signal.aborted || isAbortError(error)) return;
+  const attempt = run.call_attempt ?? 1;
+  let failure = error instanceof ProviderError ? error : classifyError(error);
+  const current = host.store.getRun(run.id);
+  if (current?.status !== "running") return;
+  if (failure.type === "context_window_exceeded" && current.agent.compaction?.enabled && !current.overflow_compacted) {
+    // One compaction and one more attempt (API.md, Retries); a second overflow is permanent.
+    current.overflow_compacted = true;
+    current.call_attempt = attempt + 1;
+    host.commit(() => [host.saveRun(current)]);
+    try {
+      await compactBranch(host, current, compactedBranch(host, current), signal);
+      return;
+    } catch (compactionError) {
+      if (signal.aborted || isAbortError(compactionError)) return;
+      // The summary call failed: that is the step's failure now, retried (compaction included) or final.
+      failure = compactionError instanceof ProviderError ? compactionError : classifyError(compactionError);
+      current.overflow_compacted = false;
+      current.call_attempt = attempt;
+    }
+  }
+  const retry = retryDecision(failure, current.metrics.retries, current.agent);
+  if (retry) {
+    host.scheduleRetry(current, failure, retry.delayMs, step);
+    return;
+  }
+  const runError: RunError = { type: failure.type, message: failure.message, retryable: failure.retryable };
+  if (failure.status !== null) runError.status = failure.status;
+  await host.finish(current, "error", { error: runError });
 }

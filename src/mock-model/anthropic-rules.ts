@@ -1,0 +1,143 @@
+import { InvalidRequest } from "./conversation";
+import { thinkingSignatureValid } from "./anthropic-thinking";
+import { asArray, isObject, type JsonObject } from "./values";
+
+/** A message's content blocks (a string content is one text block). */
+const blocksOf = (content: unknown): JsonObject[] =>
+  typeof content === "string" ? [{ type: "text", text: content }] : asArray(content).filter(isObject);
+
+const TOOL_USE_ID = /^[a-zA-Z0-9_-]+$/;
+const MAX_BREAKPOINTS = 4;
+
+/**
+ * Checks a Messages request the way the Anthropic API does before it runs the model, throwing
+ * the API's own 400 message (docs/providers.md lists each rule). Consecutive messages of one
+ * role are accepted: the API joins them into one turn, so the tool pairing rules apply to turns.
+ */
+export function checkAnthropicRequest(body: JsonObject): void {
+  const maxTokens = body.max_tokens;
+  if (typeof maxTokens !== "number" || !Number.isInteger(maxTokens)) throw new InvalidRequest("max_tokens: Field required");
+  if (maxTokens < 1) throw new InvalidRequest("max_tokens: Input should be greater than or equal to 1");
+  const messages = asArray(body.messages).filter(isObject);
+  const first = messages[0];
+  if (first && first.role !== "user") throw new InvalidRequest('messages: first message must use the "user" role');
+  checkContent(messages);
+  checkToolsDefined(body, messages);
+  checkToolPairing(messages);
+  checkBreakpoints(body, messages);
+  checkOutputSchema(body);
+}
+
+function checkContent(messages: JsonObject[]): void {
+  messages.forEach((message, index) => {
+    const blocks = blocksOf(message.content);
+    const final = index === messages.length - 1 && message.role === "assistant";
+    if (blocks.length === 0 && !final) {
+      throw new InvalidRequest(`messages.${index}: all messages must have non-empty content except for the optional final assistant message`);
+    }
+    const texts = blocks.filter((block) => block.type === "text").map((block) => (typeof block.text === "string" ? block.text : ""));
+    if (texts.some((text) => text === "") && !(final && blocks.length === 1)) throw new InvalidRequest("messages: text content blocks must be non-empty");
+    // A whitespace-only block passes next to a block with real text, not alone.
+    if (texts.length > 0 && texts.every((text) => text.trim() === "") && !final) {
+      throw new InvalidRequest("messages: text content blocks must contain non-whitespace text");
+    }
+    blocks.forEach((block, position) => {
+      if (block.type === "tool_use" && !(typeof block.id === "string" && TOOL_USE_ID.test(block.id))) {
+        throw new InvalidRequest(`messages.${index}.content.${position}.tool_use.id: String should match pattern '^[a-zA-Z0-9_-]+$'`);
+      }
+      if (block.type === "thinking" && !thinkingSignatureValid(block)) {
+        throw new InvalidRequest(`messages.${index}.content.${position}: Invalid \`signature\` in \`thinking\` block`);
+      }
+    });
+  });
+}
+
+function checkToolsDefined(body: JsonObject, messages: JsonObject[]): void {
+  const usesTools = messages.some((m) => blocksOf(m.content).some((b) => b.type === "tool_use" || b.type === "tool_result"));
+  if (usesTools && asArray(body.tools).length === 0) {
+    throw new InvalidRequest("Requests which include `tool_use` or `tool_result` blocks must define tools.");
+  }
+}
+
+type Turn = { role: unknown; indexes: number[] };
+
+/** Consecutive messages of one role, as the API joins them. */
+function turnsOf(messages: JsonObject[]): Turn[] {
+  const turns: Turn[] = [];
+  messages.forEach((message, index) => {
+    const last = turns.at(-1);
+    if (last && last.role === message.role) last.indexes.push(index);
+    else turns.push({ role: message.role, indexes: [index] });
+  });
+  return turns;
+}
+
+function checkToolPairing(messages: JsonObject[]): void {
+  const ids = (turn: Turn | undefined, type: "tool_use" | "tool_result", key: "id" | "tool_use_id") =>
+    (turn?.indexes ?? []).flatMap((i) => blocksOf(messages[i]?.content).filter((b) => b.type === type).map((b) => String(b[key])));
+  const turns = turnsOf(messages);
+  turns.forEach((turn, t) => {
+    const next = turns[t + 1];
+    if (turn.role === "assistant") {
+      const results = new Set(ids(next, "tool_result", "tool_use_id"));
+      const missing = ids(turn, "tool_use", "id").filter((id) => !results.has(id));
+      if (missing.length > 0) {
+        throw new InvalidRequest(
+          `messages.${turn.indexes.at(-1)}: \`tool_use\` ids were found without \`tool_result\` blocks immediately after: ${missing.join(", ")}. Each \`tool_use\` block must have a corresponding \`tool_result\` block in the next message.`,
+        );
+      }
+      return;
+    }
+    const calls = new Set(t > 0 ? ids(turns[t - 1], "tool_use", "id") : []);
+    for (const index of turn.indexes) {
+      blocksOf(messages[index]?.content).forEach((block, position) => {
+        if (block.type === "tool_result" && !calls.has(String(block.tool_use_id))) {
+          throw new InvalidRequest(
+            `messages.${index}.content.${position}: unexpected \`tool_use_id\` found in \`tool_result\` blocks: ${String(block.tool_use_id)}. Each \`tool_result\` block must have a corresponding \`tool_use\` block in the previous message.`,
+          );
+        }
+      });
+    }
+  });
+}
+
+function checkBreakpoints(body: JsonObject, messages: JsonObject[]): void {
+  const marked = (blocks: unknown[]) => blocks.filter((b) => isObject(b) && isObject(b.cache_control)).length;
+  const count =
+    (isObject(body.cache_control) ? 1 : 0) +
+    marked(asArray(body.system)) +
+    marked(asArray(body.tools)) +
+    messages.reduce((n, m) => n + marked(blocksOf(m.content)) + blocksOf(m.content).reduce((k, b) => k + marked(asArray(b.content)), 0), 0);
+  if (count > MAX_BREAKPOINTS) throw new InvalidRequest(`A maximum of ${MAX_BREAKPOINTS} blocks with cache_control may be provided. Found ${count}.`);
+}
+
+const NUMBER_LIMITS = ["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"];
+const STRING_LIMITS = ["minLength", "maxLength"];
+
+/** Structured outputs accept a subset of JSON Schema (the SDK's `transformJSONSchema` produces it). */
+function checkOutputSchema(body: JsonObject): void {
+  const config = body.output_config;
+  const format = isObject(config) ? config.format : undefined;
+  if (isObject(format) && format.type === "json_schema") checkSchema(format.schema, "output_config.format.schema");
+}
+
+function checkSchema(schema: unknown, path: string): void {
+  if (!isObject(schema)) return;
+  const type = schema.type;
+  const refuse = (message: string) => {
+    throw new InvalidRequest(`${path}: ${message}`);
+  };
+  if (type === "object" && schema.additionalProperties !== false) refuse("For 'object' type, 'additionalProperties' must be explicitly set to false");
+  const limits = type === "number" || type === "integer" ? NUMBER_LIMITS : type === "string" ? STRING_LIMITS : [];
+  const found = limits.filter((key) => key in schema);
+  if (found.length > 0) refuse(`For '${String(type)}' type, properties ${found.join(", ")} are not supported`);
+  if (type === "array" && "minItems" in schema && schema.minItems !== 0 && schema.minItems !== 1) {
+    refuse("For 'array' type, 'minItems' values other than 0 or 1 are not supported");
+  }
+  for (const key of ["properties", "$defs", "definitions"]) {
+    const children = schema[key];
+    if (isObject(children)) for (const [name, child] of Object.entries(children)) checkSchema(child, `${path}.${key}.${name}`);
+  }
+  for (const key of ["anyOf", "allOf", "oneOf"]) asArray(schema[key]).forEach((child, i) => checkSchema(child, `${path}.${key}.${i}`));
+  if (schema.items !== undefined) checkSchema(schema.items, `${path}.items`);
+}

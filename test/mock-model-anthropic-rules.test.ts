@@ -1,0 +1,135 @@
+import { BadRequestError } from "@anthropic-ai/sdk";
+import type { MessageCreateParamsNonStreaming, MessageParam } from "@anthropic-ai/sdk/resources/messages";
+import { describe, expect, it } from "vitest";
+import { signThinking } from "../src/mock-model/anthropic-thinking";
+import { handleMockModel } from "../src/mock-model/index";
+import { anthropicClient } from "./support/mock-clients";
+
+const base = { model: "mock-1", max_tokens: 1024 } as const;
+const tools = [{ name: "lookup", input_schema: { type: "object" as const } }];
+const call = (id = "toolu_1"): MessageParam => ({ role: "assistant", content: [{ type: "tool_use", id, name: "lookup", input: {} }] });
+const result = (id = "toolu_1"): MessageParam => ({ role: "user", content: [{ type: "tool_result", tool_use_id: id, content: "found" }] });
+const ask = (text: string): MessageParam => ({ role: "user", content: text });
+
+/** Posts a raw body (no SDK types in the way) and returns the status and the parsed error body. */
+async function post(body: unknown) {
+  const response = await handleMockModel(
+    new Request("http://mock.local/v1/messages", { method: "POST", headers: { "x-api-key": "k" }, body: JSON.stringify(body) }),
+  );
+  return { status: response.status, body: await response.json<{ type: string; error?: { type: string; message: string } }>() };
+}
+
+const refusals: [string, unknown, string][] = [
+  ["max_tokens 0", { ...base, max_tokens: 0, messages: [ask("hi")] }, "max_tokens: Input should be greater than or equal to 1"],
+  ["an assistant first", { ...base, messages: [{ role: "assistant", content: "hi" }, ask("hi")] }, 'messages: first message must use the "user" role'],
+  ["an empty text block", { ...base, messages: [{ role: "user", content: [{ type: "text", text: "" }] }] }, "messages: text content blocks must be non-empty"],
+  [
+    "a whitespace-only text block",
+    { ...base, messages: [{ role: "user", content: [{ type: "text", text: "\n\n" }] }] },
+    "messages: text content blocks must contain non-whitespace text",
+  ],
+  [
+    'a "\\n\\n" block beside a tool_use',
+    { ...base, tools, messages: [ask("hi"), { role: "assistant", content: [{ type: "text", text: "\n\n" }, { type: "tool_use", id: "toolu_1", name: "lookup", input: {} }] }, result()] },
+    "messages: text content blocks must contain non-whitespace text",
+  ],
+  [
+    "tool blocks without tools",
+    { ...base, messages: [ask("hi"), call(), result()] },
+    "Requests which include `tool_use` or `tool_result` blocks must define tools.",
+  ],
+  [
+    "a tool_use without its result",
+    { ...base, tools, messages: [ask("hi"), call(), ask("and?")] },
+    "messages.1: `tool_use` ids were found without `tool_result` blocks immediately after: toolu_1. Each `tool_use` block must have a corresponding `tool_result` block in the next message.",
+  ],
+  [
+    "a tool_result for no tool_use of the previous message",
+    { ...base, tools, messages: [ask("hi"), call(), result(), { role: "assistant", content: "ok" }, result()] },
+    "messages.4.content.0: unexpected `tool_use_id` found in `tool_result` blocks: toolu_1. Each `tool_result` block must have a corresponding `tool_use` block in the previous message.",
+  ],
+  [
+    "a tool_use id outside the pattern",
+    { ...base, tools, messages: [ask("hi"), call("call/1"), result("call/1")] },
+    "messages.1.content.0.tool_use.id: String should match pattern '^[a-zA-Z0-9_-]+$'",
+  ],
+  [
+    "five cache breakpoints",
+    {
+      ...base,
+      system: [{ type: "text", text: "s", cache_control: { type: "ephemeral" } }],
+      messages: ["a", "b", "c", "d"].map((text) => ({ role: "user", content: [{ type: "text", text, cache_control: { type: "ephemeral" } }] })),
+    },
+    "A maximum of 4 blocks with cache_control may be provided. Found 5.",
+  ],
+  [
+    "an open object in an output schema",
+    { ...base, messages: [ask("hi")], output_config: { format: { type: "json_schema", schema: { type: "object", properties: {} } } } },
+    "output_config.format.schema: For 'object' type, 'additionalProperties' must be explicitly set to false",
+  ],
+  [
+    "numeric limits in an output schema",
+    {
+      ...base,
+      messages: [ask("hi")],
+      output_config: {
+        format: { type: "json_schema", schema: { type: "object", properties: { n: { type: "integer", minimum: 1 } }, additionalProperties: false } },
+      },
+    },
+    "output_config.format.schema.properties.n: For 'integer' type, properties minimum are not supported",
+  ],
+  [
+    "minItems above 1 in an output schema",
+    {
+      ...base,
+      messages: [ask("hi")],
+      output_config: {
+        format: { type: "json_schema", schema: { type: "object", properties: { a: { type: "array", minItems: 2 } }, additionalProperties: false } },
+      },
+    },
+    "output_config.format.schema.properties.a: For 'array' type, 'minItems' values other than 0 or 1 are not supported",
+  ],
+  [
+    "a thinking block whose signature the model did not give",
+    { ...base, messages: [ask("hi"), { role: "assistant", content: [{ type: "thinking", thinking: "t", signature: "forged" }, { type: "text", text: "ok" }] }, ask("more")] },
+    "messages.1.content.0: Invalid `signature` in `thinking` block",
+  ],
+  [
+    "a thinking budget under 1024",
+    { ...base, thinking: { type: "enabled", budget_tokens: 100 }, messages: [ask("hi")] },
+    "thinking.enabled.budget_tokens: Input should be greater than or equal to 1024",
+  ],
+];
+
+describe("offline model: the Anthropic Messages API's request rules", () => {
+  it.each(refusals)("refuses %s with the API's 400", async (_, body, message) => {
+    const { status, body: error } = await post(body);
+    expect(status).toBe(400);
+    expect(error).toMatchObject({ type: "error", error: { type: "invalid_request_error", message } });
+  });
+
+  it("answers the SDK's BadRequestError for a rule violation", async () => {
+    const { anthropic } = anthropicClient();
+    const bad: MessageCreateParamsNonStreaming = { ...base, messages: [ask("hi"), call(), result()] };
+    const error = await anthropic.messages.create(bad).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(BadRequestError);
+  });
+
+  it("accepts consecutive user messages (the API joins them into one turn) and a tool loop done right", async () => {
+    expect((await post({ ...base, messages: [ask("one"), ask("two")] })).status).toBe(200);
+    const loop = await post({ ...base, tools, messages: [ask("hi"), call(), result(), { role: "assistant", content: "done" }, ask("more")] });
+    expect(loop.status).toBe(200);
+  });
+
+  it("answers with a signed thinking block first when the request enables thinking", async () => {
+    const { anthropic } = anthropicClient();
+    const thinking = { type: "enabled" as const, budget_tokens: 1024 };
+    const answer = await anthropic.messages.stream({ ...base, max_tokens: 2048, thinking, messages: [ask("hello")] }).finalMessage();
+    const [first, second] = answer.content;
+    expect(first).toEqual({ type: "thinking", thinking: "The user wrote: hello. I will answer as instructed.", signature: signThinking(first?.type === "thinking" ? first.thinking : "") });
+    expect(second).toMatchObject({ type: "text", text: "You said: hello" });
+    // Sent back unchanged, the block is accepted.
+    const next = await anthropic.messages.create({ ...base, max_tokens: 2048, thinking, messages: [ask("hello"), { role: "assistant", content: answer.content }, ask("again")] });
+    expect(next.content.at(-1)).toMatchObject({ type: "text", text: "You said: again" });
+  });
+});
