@@ -6,6 +6,7 @@ import { createProvider } from "../providers";
 import { classifyError } from "../providers/errors";
 import { ProviderError } from "../providers/types";
 import { sendableHistory } from "./history";
+import { stoppedAnswer } from "./stop-reasons";
 import { estimateTokens, splitForCompaction, toModelMessages, type TranscriptMessage } from "./compaction";
 import type { Compaction } from "./compaction-store";
 
@@ -35,6 +36,7 @@ export async function summarizeOlderMessages(
   const older = history.slice(0, cut);
   const kept = history.slice(cut);
   const provider = createProvider(agent, env, tenant);
+  const maxOutputTokens = Math.min(agent.max_output_tokens, 4096);
   let response;
   try {
     response = await provider.call(
@@ -49,7 +51,7 @@ export async function summarizeOlderMessages(
           { role: "user", content: [{ type: "text", text: SUMMARY_REQUEST }] },
         ],
         tools: [],
-        max_output_tokens: Math.min(agent.max_output_tokens, 4096),
+        max_output_tokens: maxOutputTokens,
         attempt: 1,
       },
       { signal },
@@ -57,6 +59,9 @@ export async function summarizeOlderMessages(
   } catch (error) {
     throw error instanceof ProviderError ? error : classifyError(error);
   }
+  // A cut or declined summary would replace the messages with less than they said: it is a failure.
+  const stopped = stoppedAnswer(response, maxOutputTokens);
+  if (stopped) throw new ProviderError(stopped.error.type, `the summary: ${stopped.error.message}`, false);
   const summary = response.content.map((b) => (b.type === "text" ? b.text : "")).join("").trim();
   const first = older[0];
   const last = older[older.length - 1];
