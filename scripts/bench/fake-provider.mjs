@@ -38,6 +38,11 @@ export async function startFakeProvider() {
     );
     return new Response(body, { status: response.status, headers: response.headers });
   });
+  // Node closes a kept-alive connection after 5 s idle; with 200 runs at once a step can wait
+  // longer than that, and workerd may send the next call on a socket Node is closing: a
+  // "connection error" of the harness, not of Agentry. Real providers keep idle connections longer.
+  server.keepAliveTimeout = 120_000;
+  server.headersTimeout = 121_000;
   const { port } = server.address();
   return {
     origin: `http://127.0.0.1:${port}`,
