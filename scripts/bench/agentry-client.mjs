@@ -1,0 +1,101 @@
+// The bench's HTTP client of Agentry: one tenant, its keys rotated so that no token reaches the
+// rate limit (300 requests per 10 s per token; every key of a tenant sees the same data).
+import { now } from "./stats.mjs";
+
+const REQUESTS_PER_KEY = 200;
+
+/** A tenant of a running Agentry, with helpers for the routes the bench calls. */
+export async function createTenant(origin, adminToken, tenant) {
+  let token = null;
+  let used = 0;
+  let keys = 0;
+  const newToken = async () => {
+    keys += 1;
+    const response = await fetch(`${origin}/v1/keys`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
+      body: JSON.stringify({ tenant, name: `bench-${keys}` }),
+    });
+    if (response.status !== 201) throw new Error(`POST /v1/keys: ${response.status} ${await response.text()}`);
+    return (await response.json()).key;
+  };
+  /** A token with room for `count` more requests in this window. */
+  const tokenFor = async (count = 1) => {
+    if (token === null || used + count > REQUESTS_PER_KEY) {
+      token = await newToken();
+      used = 0;
+    }
+    used += count;
+    return token;
+  };
+  const call = async (method, path, body, headers = {}) =>
+    fetch(`${origin}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${await tokenFor()}`, "content-type": "application/json", ...headers },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+  return { tokenFor, call };
+}
+
+/** Creates an anthropic agent with the builtin `current_time` that calls the fake provider. */
+export async function createAgent(tenant, providerOrigin) {
+  const response = await tenant.call("POST", "/v1/agents", {
+    name: "bench",
+    provider: "anthropic",
+    model: "claude-bench",
+    base_url: providerOrigin,
+    tools: [{ type: "builtin", name: "current_time" }],
+  });
+  if (response.status !== 201) throw new Error(`POST /v1/agents: ${response.status} ${await response.text()}`);
+  return (await response.json()).id;
+}
+
+/** Starts a turn and waits for the Run object (stream: false). Returns its times, status and body. */
+export async function runTurn(tenant, agentId, input, extra = {}) {
+  const startedAt = now();
+  let status = 0;
+  let run = null;
+  let error = null;
+  try {
+    const response = await tenant.call("POST", `/v1/agents/${agentId}/runs`, { input, ...extra });
+    status = response.status;
+    const text = await response.text();
+    try {
+      run = JSON.parse(text);
+    } catch {
+      error = `not JSON: ${text.slice(0, 200)}`;
+    }
+  } catch (e) {
+    error = e instanceof Error ? e.message : String(e);
+  }
+  return { startedAt, endedAt: now(), status, run, error };
+}
+
+/**
+ * Reads an SSE response frame by frame, calling `onFrame({ id, event, data, at })` for each;
+ * resolves when the stream ends or `onFrame` returns true.
+ */
+export async function readSse(response, onFrame) {
+  const decoder = new TextDecoder();
+  let buffer = "";
+  for await (const chunk of response.body) {
+    const at = now();
+    buffer += decoder.decode(chunk, { stream: true });
+    let end;
+    while ((end = buffer.indexOf("\n\n")) >= 0) {
+      const raw = buffer.slice(0, end);
+      buffer = buffer.slice(end + 2);
+      const frame = { id: null, event: null, data: "", at };
+      for (const line of raw.split("\n")) {
+        if (line.startsWith("id:")) frame.id = line.slice(3).trim();
+        else if (line.startsWith("event:")) frame.event = line.slice(6).trim();
+        else if (line.startsWith("data:")) frame.data += line.slice(5).trim();
+      }
+      if (frame.event === null && frame.data === "") continue; // a `: ping` comment
+      if (onFrame(frame) === true) {
+        await response.body.cancel().catch(() => {});
+        return;
+      }
+    }
+  }
+}

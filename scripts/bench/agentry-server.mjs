@@ -1,0 +1,119 @@
+// Agentry as `npm start` runs it (wrangler dev, local D1 with its migrations, ENVIRONMENT=development),
+// but on a free port, with its own temporary state and secrets: the developer's .dev.vars and
+// .wrangler/state are never read or written.
+import { spawn, spawnSync } from "node:child_process";
+import { createWriteStream, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { join } from "node:path";
+import { now, sleep } from "./stats.mjs";
+
+/** Environment of every wrangler command the bench runs: nothing tries to leave the machine. */
+export const wranglerEnv = {
+  ...process.env,
+  CLOUDFLARE_CF_FETCH_ENABLED: "false",
+  WRANGLER_SEND_METRICS: "false",
+  CLOUDFLARE_LOAD_DEV_VARS_FROM_DOT_ENV: "true",
+  CI: "true",
+};
+
+/** A TCP port that was free a moment ago on 127.0.0.1. */
+async function freePort() {
+  const server = createServer();
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address();
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/**
+ * Applies the migrations to a local D1 under `dir`, then starts `wrangler dev` in its own process
+ * group (so its CPU can be summed and it can be stopped as a whole) and waits for /v1/health.
+ */
+export async function startAgentry({ dir, secrets }) {
+  const persist = join(dir, "state");
+  const envFile = join(dir, "bench.env");
+  writeFileSync(envFile, Object.entries(secrets).map(([k, v]) => `${k}=${v}\n`).join(""));
+  const migrate = spawnSync("wrangler", ["d1", "migrations", "apply", "DB", "--local", "--persist-to", persist], {
+    env: wranglerEnv,
+    encoding: "utf8",
+  });
+  if (migrate.status !== 0) throw new Error(`wrangler d1 migrations apply failed:\n${migrate.stdout}\n${migrate.stderr}`);
+
+  const port = await freePort();
+  const logPath = join(dir, "wrangler.log");
+  const logFile = createWriteStream(logPath);
+  const args = ["dev", "--ip", "127.0.0.1", "--port", String(port), "--persist-to", persist, "--env-file", envFile,
+    "--var", "ENVIRONMENT:development", "--show-interactive-dev-session=false"];
+  const child = spawn("wrangler", args, { env: wranglerEnv, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+  child.stdout.pipe(logFile);
+  child.stderr.pipe(logFile);
+  let exited = null;
+  child.on("exit", (code) => {
+    exited = code ?? -1;
+  });
+  const origin = `http://127.0.0.1:${port}`;
+  const deadline = now() + 120_000;
+  for (;;) {
+    if (exited !== null) throw new Error(`wrangler dev exited with ${exited}; see ${logPath}`);
+    if (now() > deadline) throw new Error(`wrangler dev did not answer within 120 s; see ${logPath}`);
+    const ok = await fetch(`${origin}/v1/health`, { headers: { authorization: `Bearer ${secrets.ADMIN_TOKEN}` } })
+      .then((r) => r.ok)
+      .catch(() => false);
+    if (ok) break;
+    await sleep(250);
+  }
+  return {
+    origin,
+    group: child.pid,
+    logPath,
+    stop: async () => {
+      if (exited !== null) return;
+      const gone = new Promise((resolve) => child.once("exit", resolve));
+      process.kill(-child.pid, "SIGTERM");
+      await Promise.race([gone, sleep(5_000)]);
+      if (exited === null) process.kill(-child.pid, "SIGKILL");
+    },
+  };
+}
+
+const TICKS_PER_SECOND = Number(spawnSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).stdout.trim()) || 100;
+
+/**
+ * CPU milliseconds (user + system) used so far by every live process of a process group, by
+ * command name (`workerd`, `node` …), from /proc. Linux only; null elsewhere.
+ */
+export function groupCpu(group) {
+  let entries;
+  try {
+    entries = readdirSync("/proc").filter((name) => /^\d+$/.test(name));
+  } catch {
+    return null;
+  }
+  const byName = {};
+  for (const pid of entries) {
+    let stat;
+    try {
+      stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    } catch {
+      continue; // gone since the listing
+    }
+    const close = stat.lastIndexOf(")");
+    const name = stat.slice(stat.indexOf("(") + 1, close);
+    const fields = stat.slice(close + 2).split(" ");
+    // After "pid (comm) ": state ppid pgrp session tty_nr tpgid flags minflt cminflt majflt cmajflt utime stime.
+    if (Number(fields[2]) !== group) continue;
+    const ms = ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND;
+    byName[name] = (byName[name] ?? 0) + ms;
+  }
+  return byName;
+}
+
+/** The difference of two `groupCpu` readings, by name and in total. */
+export function cpuDelta(before, after) {
+  if (!before || !after) return null;
+  const byName = {};
+  for (const name of new Set([...Object.keys(before), ...Object.keys(after)])) {
+    byName[name] = (after[name] ?? 0) - (before[name] ?? 0);
+  }
+  return { total: Object.values(byName).reduce((a, b) => a + b, 0), byName };
+}

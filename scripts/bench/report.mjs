@@ -1,0 +1,98 @@
+// The bench's table: printed to the terminal and written to BENCHMARKS.md.
+
+const ms = (v) => (v === null || v === undefined || Number.isNaN(v) ? "–" : `${v.toFixed(1)} ms`);
+const x = (v) => (v === null || v === undefined || Number.isNaN(v) ? "–" : `×${v.toFixed(2)}`);
+const kib = (v) => `${(v / 1024).toFixed(0)} KiB`;
+const met = (value, limit) => (value === null || value === undefined || Number.isNaN(value) ? "–" : value <= limit ? "yes" : "no");
+
+/** Markdown table rows from `[figure, ...cells]` arrays. */
+const table = (head, rows) =>
+  [`| ${head.join(" | ")} |`, `|${head.map(() => "---").join("|")}|`, ...rows.map((r) => `| ${r.join(" | ")} |`)].join("\n");
+
+/** The figures of a bench run as Markdown (the whole of BENCHMARKS.md). */
+export function renderReport(r) {
+  const lines = [];
+  lines.push("# Benchmarks", "");
+  lines.push(
+    `Measured by \`${r.command}\` on ${r.date} (scripts/bench; how to read it: docs/performance.md).` +
+      (r.quick ? " **Quick run: few samples, not reference figures.**" : ""),
+    "",
+  );
+  lines.push(
+    `Machine: ${r.machine.nproc} cores (${r.machine.cpu}), load average ${r.machine.loadStart} at the start and ${r.machine.loadEnd} at the end; ` +
+      `Node ${r.machine.node}, wrangler ${r.machine.wrangler}, ${r.machine.os}.`,
+    "",
+  );
+  lines.push(
+    `A run is one turn of ${r.steps} tool steps (${r.steps + 1} model calls: ${r.steps} \`current_time\` calls, then a final text) ` +
+      `against the offline model served on loopback after a fixed latency L. Agentry (\`wrangler dev\`, local D1 and Durable Objects) ` +
+      `and a bare \`@anthropic-ai/sdk\` streaming loop alternate, ${r.runs} runs each after ${r.warmup} warm-up runs each.`,
+    "",
+  );
+  for (const s of r.series) {
+    const { agentry: a, bare: b, latencyMs } = s;
+    const ratio = a.median / b.median;
+    const perStep = (a.median - b.median) / r.steps;
+    const cpu = a.runtimeCpuByName ? Object.entries(a.runtimeCpuByName).filter(([, v]) => v > 0.05).map(([n, v]) => `${n} ${v.toFixed(1)}`).join(", ") : "";
+    lines.push(`## Tool run, L = ${latencyMs} ms`, "");
+    lines.push(
+      table(["figure", "bare SDK loop", "Agentry", "target", "met"], [
+        ["whole run, median", ms(b.median), ms(a.median), "", ""],
+        ["whole run, p95", ms(b.p95), ms(a.p95), "", ""],
+        ["ratio of medians vs bare", "–", x(ratio), "≤ ×1.10", met(ratio, 1.1)],
+        [`(median − bare) / ${r.steps} steps`, "–", ms(perStep), "≤ 3 ms", met(perStep, 3)],
+        ["before the first model call (median)", ms(b.before), ms(a.before), "≤ 3 ms", met(a.before, 3)],
+        [`sum of the ${r.steps} gaps between model calls (median)`, ms(b.gaps), ms(a.gaps), "≤ 15 ms + tool time", met(a.gaps, 15)],
+        ["after the last model call (median)", ms(b.after), ms(a.after), "≤ 3 ms", met(a.after, 3)],
+        [
+          "runtime CPU per run (wrangler/workerd process group, /proc)",
+          "–",
+          a.runtimeCpu === null ? "– (no /proc)" : `${ms(a.runtimeCpu)}${cpu ? ` (${cpu})` : ""}`,
+          "≤ 20 ms",
+          met(a.runtimeCpu, 20),
+        ],
+        ["bench process CPU per run (client + fake provider, median)", ms(b.selfCpu), ms(a.selfCpu), "", ""],
+      ]),
+      "",
+    );
+  }
+  lines.push("## Sessions, concurrency, streaming, bundle", "");
+  const rows = [];
+  const single = r.series.find((s) => s.latencyMs === 20)?.agentry.median;
+  rows.push(["second turn on a busy session → 409, p50 (p95)", `${ms(r.busy.p50)} (${ms(r.busy.p95)}), ${r.busy.samples} tries`, "p50 ≤ 2 ms", met(r.busy.p50, 2)]);
+  rows.push([
+    `${r.blast.size} turns at once on one session`,
+    `exactly one accepted in ${r.blast.exact} of ${r.blast.blasts} blasts; all answered in ${ms(r.blast.wallP50)} (p50)`,
+    "exactly one, always",
+    r.blast.exact === r.blast.blasts ? "yes" : "no",
+  ]);
+  for (const c of r.concurrent) {
+    const ratio = c.median / single;
+    rows.push([
+      `${c.count} tool runs at once (L = ${c.latencyMs} ms), median / one run`,
+      `${x(ratio)} (median ${ms(c.median)}, p95 ${ms(c.p95)}, all done in ${ms(c.wall)}), ${c.errors} errors`,
+      "≤ ×2, 0 errors",
+      c.errors === 0 && ratio <= 2 ? "yes" : "no",
+    ]);
+  }
+  const l = r.long;
+  const growth = (v) => (v === null ? "not measured" : `${ms(v)} (${x(v / l.first)})`);
+  rows.push([
+    "one session, 2 KB inputs, 50-word answers (L = 0): median of turns 1–10 / 91–100 / 491–500",
+    `${ms(l.first)} / ${growth(l.at100)} / ${growth(l.at500)}`,
+    "≤ ×1.5 at turn 500",
+    l.at500 === null ? "–" : met(l.at500 / l.first, 1.5),
+  ]);
+  rows.push(["first streamed token (SSE) after the model's first text byte, p50 (p95)", `${ms(r.streaming.ttftP50)} (${ms(r.streaming.ttftP95)})`, "", ""]);
+  rows.push(["reconnect with Last-Event-ID: first replayed frame, p50 (p95)", `${ms(r.streaming.reconnectP50)} (${ms(r.streaming.reconnectP95)})`, "", ""]);
+  rows.push(["deployed bundle (wrangler deploy --dry-run), gzip (raw)", `${kib(r.bundle.gzip)} (${kib(r.bundle.raw)})`, "≤ 400 KiB", met(r.bundle.gzip, 400 * 1024)]);
+  lines.push(table(["figure", "Agentry", "target", "met"], rows), "");
+  lines.push(
+    r.failures.length === 0
+      ? "Correctness: every run gave the right answer, none was lost, and no session accepted two turns at once."
+      : `Correctness failures (${r.failures.length}):\n\n${r.failures.map((f) => `- ${f}`).join("\n")}`,
+    "",
+  );
+  if (r.notes.length > 0) lines.push(...r.notes.map((n) => `- ${n}`), "");
+  return lines.join("\n");
+}
