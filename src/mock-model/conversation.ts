@@ -76,6 +76,8 @@ export class InvalidRequest extends Error {
   constructor(
     message: string,
     readonly param: string | null = null,
+    /** The vendor's error `code` (OpenAI), when it sends one. */
+    readonly code: string | null = null,
   ) {
     super(message);
     this.name = "InvalidRequest";

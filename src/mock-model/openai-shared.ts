@@ -5,7 +5,7 @@ import type { Answer } from "./wire";
 
 /** OpenAI's 400 for a body that is not valid JSON or not a valid request. */
 export const openaiInvalid = (error: InvalidRequest): Response =>
-  openaiError(400, { message: error.message, type: "invalid_request_error", param: error.param });
+  openaiError(400, { message: error.message, type: "invalid_request_error", param: error.param, code: error.code });
 
 /** OpenAI's 401 for a request without `Authorization: Bearer`. */
 export const openaiUnauthenticated = (): Response =>

@@ -1,4 +1,5 @@
 import { InvalidRequest, type Entry, type RequestView } from "./conversation";
+import { checkChatRules } from "./openai-chat-rules";
 import { asArray, asString, isObject, textOf, type JsonObject } from "./values";
 
 const INPUT_TEXT = ["input_text", "output_text", "text"];
@@ -63,6 +64,7 @@ export function readChat(body: unknown): RequestView {
   if (!Array.isArray(body.messages)) {
     throw new InvalidRequest("Missing required parameter: 'messages'.", "messages");
   }
+  checkChatRules(body, model, body.messages);
   let systemText = "";
   const entries: Entry[] = [];
   for (const message of body.messages) {

@@ -29,6 +29,11 @@ export function toChatTools(tools: ToolSpec[]): ChatCompletionFunctionTool[] {
  * system prompt first, an assistant message with its text and `tool_calls`, one `tool`
  * message per result. Reasoning is not sent back (compatible endpoints reject or ignore it).
  * Text is sent as plain strings, which every compatible endpoint accepts.
+ *
+ * OpenAI refuses a `tool_calls` entry not answered by the `tool` messages right after it, and
+ * a `tool` message that answers no call of the assistant message before it; so only calls
+ * whose result is in the next message are sent, and only results of those calls (a call left
+ * without result, as by a cancelled turn, is dropped with its message's other parts kept).
  */
 export function toChatMessages(
   instructions: string | undefined,
@@ -36,24 +41,25 @@ export function toChatMessages(
   media: Record<string, MediaData> = {},
 ): ChatCompletionMessageParam[] {
   const out: ChatCompletionMessageParam[] = instructions ? [{ role: "system", content: instructions }] : [];
-  for (const message of messages) {
+  let answerable = new Set<string>();
+  messages.forEach((message, index) => {
     const text = message.content.flatMap((b) => (b.type === "text" && b.text ? [b.text] : [])).join("\n\n");
-    const calls = message.content.flatMap((b): ChatCompletionMessageFunctionToolCall[] =>
-      b.type === "tool_call"
-        ? [
-            {
-              id: wireToolCallId(b.tool_call_id, CHAT_ID_LENGTH),
-              type: "function",
-              function: { name: b.name, arguments: stringifyToolArguments(b.arguments) },
-            },
-          ]
-        : [],
-    );
     for (const block of message.content) {
-      if (block.type !== "tool_result") continue;
+      if (block.type !== "tool_result" || !answerable.has(block.tool_call_id)) continue;
       out.push({ role: "tool", tool_call_id: wireToolCallId(block.tool_call_id, CHAT_ID_LENGTH), content: block.output });
     }
+    answerable = new Set();
     if (message.role === "assistant") {
+      const results = resultIds(messages[index + 1]);
+      const answered = message.content.flatMap((b) => (b.type === "tool_call" && results.has(b.tool_call_id) ? [b] : []));
+      answerable = new Set(answered.map((call) => call.tool_call_id));
+      const calls = answered.map(
+        (call): ChatCompletionMessageFunctionToolCall => ({
+          id: wireToolCallId(call.tool_call_id, CHAT_ID_LENGTH),
+          type: "function",
+          function: { name: call.name, arguments: stringifyToolArguments(call.arguments) },
+        }),
+      );
       if (text || calls.length > 0) {
         out.push({ role: "assistant", content: text || null, ...(calls.length > 0 ? { tool_calls: calls } : {}) });
       }
@@ -62,8 +68,13 @@ export function toChatMessages(
     } else if (text) {
       out.push({ role: "user", content: text });
     }
-  }
+  });
   return out;
+}
+
+/** The tool call ids a message answers. */
+function resultIds(message: Message | undefined): Set<string> {
+  return new Set(message?.content.flatMap((b) => (b.type === "tool_result" ? [b.tool_call_id] : [])) ?? []);
 }
 
 /** A user message with media as content parts, in block order (text-only messages stay plain strings). */

@@ -1,5 +1,5 @@
 import type OpenAI from "openai";
-import type { ChatCompletionChunk } from "openai/resources/chat/completions";
+import type { ChatCompletionChunk, ChatCompletionCreateParamsStreaming } from "openai/resources/chat/completions";
 import { callError, firstTokenClock, guardStream, requestOptions } from "./call-support";
 import { ModelCallAbortedError, streamCutError } from "./errors";
 import { createOpenAIClient } from "./openai-client";
@@ -10,9 +10,29 @@ import { isStrictSchema } from "./strict-schema";
 import type { ModelCallOptions, ModelProvider, ModelRequest, ModelResponse } from "./types";
 
 /**
- * Chat Completions, streamed with usage, through `openai`: for OpenAI-compatible endpoints.
- * `max_tokens` (not `max_completion_tokens`) because compatible endpoints know it.
+ * The Chat Completions request of one model call. `max_completion_tokens`, not the deprecated
+ * `max_tokens` that OpenAI's reasoning models refuse (docs/providers.md, Chat Completions).
+ * `satisfies` the SDK's own request type, so a field the SDK does not know fails the type check.
  */
+export function toChatRequest(request: ModelRequest) {
+  // Absent options are `undefined` (dropped from the JSON body), not spread in, so that every
+  // field stays inside the literal that `satisfies` checks for unknown keys.
+  const schema = request.output_schema;
+  return {
+    model: request.model,
+    messages: toChatMessages(request.instructions, request.messages, request.media),
+    max_completion_tokens: request.max_output_tokens,
+    tools: request.tools.length > 0 ? toChatTools(request.tools) : undefined,
+    prompt_cache_key: request.cache_key || undefined,
+    response_format: schema
+      ? { type: "json_schema", json_schema: { name: "output", schema, strict: isStrictSchema(schema) } }
+      : undefined,
+    stream: true,
+    stream_options: { include_usage: true },
+  } satisfies ChatCompletionCreateParamsStreaming;
+}
+
+/** Chat Completions, streamed with usage, through `openai`: for OpenAI and OpenAI-compatible endpoints. */
 export class OpenAIChatProvider implements ModelProvider {
   readonly name = "openai-chat";
   readonly #client: OpenAI;
@@ -27,23 +47,7 @@ export class OpenAIChatProvider implements ModelProvider {
     const clock = firstTokenClock();
     try {
       const stream = await this.#client.chat.completions.create(
-        {
-          model: request.model,
-          messages: toChatMessages(request.instructions, request.messages, request.media),
-          max_tokens: request.max_output_tokens,
-          ...(request.tools.length > 0 ? { tools: toChatTools(request.tools) } : {}),
-          ...(request.cache_key ? { prompt_cache_key: request.cache_key } : {}),
-          ...(request.output_schema
-            ? {
-                response_format: {
-                  type: "json_schema",
-                  json_schema: { name: "output", schema: request.output_schema, strict: isStrictSchema(request.output_schema) },
-                },
-              }
-            : {}),
-          stream: true,
-          stream_options: { include_usage: true },
-        },
+        toChatRequest(request),
         requestOptions(request, options.signal),
       );
       const answer = new ChatAccumulator((event) => {

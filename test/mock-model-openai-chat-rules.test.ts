@@ -1,0 +1,184 @@
+import { BadRequestError } from "openai";
+import type { ChatCompletionCreateParamsNonStreaming, ChatCompletionMessageParam } from "openai/resources/chat/completions";
+import { describe, expect, it } from "vitest";
+import type { Message } from "../src/core/messages";
+import { OpenAIChatProvider, toChatRequest } from "../src/providers/openai-chat";
+import { inProcessFetch } from "../src/providers/sdk-config";
+import { handleMockModel } from "../src/mock-model/index";
+import type { ModelRequest } from "../src/providers/types";
+import { openaiClient } from "./support/mock-clients";
+
+const model = "mock-1";
+const call = (id: string, name = "get_time") => ({ id, type: "function" as const, function: { name, arguments: "{}" } });
+const assistantCalling = (...ids: string[]): ChatCompletionMessageParam => ({ role: "assistant", content: null, tool_calls: ids.map((id) => call(id)) });
+const toolAnswer = (id: string): ChatCompletionMessageParam => ({ role: "tool", tool_call_id: id, content: "noon" });
+const user = (content: string): ChatCompletionMessageParam => ({ role: "user", content });
+
+/** What OpenAI answers a bad request: a 400 whose body names the message, param and code. */
+type Refusal = { message: string; param: string | null; code: string | null };
+
+async function refusal(body: Record<string, unknown>): Promise<Refusal> {
+  const error = await openaiClient()
+    .openai.chat.completions.create({ model, ...body } as unknown as ChatCompletionCreateParamsNonStreaming)
+    .then(
+      () => null,
+      (e: unknown) => e,
+    );
+  if (!(error instanceof BadRequestError)) throw new Error(`expected a 400, got ${String(error)}`);
+  expect(error.status).toBe(400);
+  expect(error.type).toBe("invalid_request_error");
+  return { message: (error.error as { message: string }).message, param: error.param ?? null, code: error.code ?? null };
+}
+
+describe("offline model: Chat Completions refuses what OpenAI refuses", () => {
+  it("a tool message with no assistant tool_calls before it", async () => {
+    expect(await refusal({ messages: [user("hi"), toolAnswer("call_1")] })).toEqual({
+      message: "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.",
+      param: "messages.[1].role",
+      code: null,
+    });
+  });
+
+  it("a tool message after a user message that follows the tool calls", async () => {
+    const messages = [user("hi"), assistantCalling("call_1"), toolAnswer("call_1"), user("more"), toolAnswer("call_1")];
+    expect((await refusal({ messages })).param).toBe("messages.[4].role");
+  });
+
+  it("a tool message answering an id the previous assistant message did not call", async () => {
+    expect(await refusal({ messages: [user("hi"), assistantCalling("call_1"), toolAnswer("call_2")] })).toEqual({
+      message: "Invalid parameter: 'tool_call_id' of 'call_2' not found in 'tool_calls' of previous message.",
+      param: "messages.[2].tool_call_id",
+      code: null,
+    });
+  });
+
+  it("tool calls left without their tool messages before the next message, or at the end", async () => {
+    const expected = {
+      message:
+        "An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: call_2",
+      param: "messages.[1].role",
+      code: null,
+    };
+    expect(await refusal({ messages: [user("hi"), assistantCalling("call_1", "call_2"), toolAnswer("call_1"), user("go on")] })).toEqual(expected);
+    expect(await refusal({ messages: [user("hi"), assistantCalling("call_1", "call_2"), toolAnswer("call_1")] })).toEqual(expected);
+  });
+
+  it("an unknown or missing role", async () => {
+    expect(await refusal({ messages: [{ role: "bot", content: "x" }] })).toEqual({
+      message: "Invalid value: 'bot'. Supported values are: 'system', 'assistant', 'user', 'function', 'tool', and 'developer'.",
+      param: "messages[0].role",
+      code: "invalid_value",
+    });
+    expect(await refusal({ messages: [{ content: "x" }] })).toMatchObject({ param: "messages[0].role", code: "missing_required_parameter" });
+  });
+
+  it("an empty messages array, a user message without content, an assistant message with neither content nor tool calls", async () => {
+    expect(await refusal({ messages: [] })).toMatchObject({ param: "messages", code: "empty_array" });
+    expect(await refusal({ messages: [{ role: "user" }] })).toEqual({
+      message: "Missing required parameter: 'messages[0].content'.",
+      param: "messages[0].content",
+      code: "missing_required_parameter",
+    });
+    expect(await refusal({ messages: [user("hi"), { role: "assistant", content: null }] })).toEqual({
+      message: "Invalid value for 'content': expected a string, got null.",
+      param: "messages.[1].content",
+      code: null,
+    });
+  });
+
+  it("a tool call id longer than 40 characters", async () => {
+    const id = `call_${"x".repeat(40)}`;
+    expect(await refusal({ messages: [user("hi"), assistantCalling(id), toolAnswer(id)] })).toEqual({
+      message: `Invalid 'messages[1].tool_calls[0].id': string too long. Expected a string with maximum length 40, but got a string with length 45 instead.`,
+      param: "messages[1].tool_calls[0].id",
+      code: "string_above_max_length",
+    });
+  });
+
+  it("max_completion_tokens below 1, and max_tokens on a reasoning model", async () => {
+    expect(await refusal({ messages: [user("hi")], max_completion_tokens: 0 })).toEqual({
+      message: "Invalid 'max_completion_tokens': integer below minimum value. Expected a value >= 1, but got 0 instead.",
+      param: "max_completion_tokens",
+      code: "integer_below_min_value",
+    });
+    const unsupported = {
+      message: "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.",
+      param: "max_tokens",
+      code: "unsupported_parameter",
+    };
+    for (const reasoning of ["gpt-5", "gpt-5.2-2025-12-11", "o3", "o4-mini"]) {
+      expect(await refusal({ model: reasoning, messages: [user("hi")], max_tokens: 100 })).toEqual(unsupported);
+    }
+    const older = await openaiClient().openai.chat.completions.create({ model: "gpt-4o", messages: [user("hi")], max_tokens: 100 });
+    expect(older.choices[0]?.message.content).toBe("You said: hi");
+  });
+
+  it("stream_options without stream, a prompt_cache_key over 64 characters, a bad tool or schema name", async () => {
+    expect(await refusal({ messages: [user("hi")], stream_options: { include_usage: true } })).toMatchObject({ param: "stream_options" });
+    expect(await refusal({ messages: [user("hi")], prompt_cache_key: "k".repeat(65) })).toEqual({
+      message: "Invalid 'prompt_cache_key': string too long. Expected a string with maximum length 64, but got a string with length 65 instead.",
+      param: "prompt_cache_key",
+      code: "string_above_max_length",
+    });
+    const tools = [{ type: "function", function: { name: "get time", parameters: { type: "object" } } }];
+    expect(await refusal({ messages: [user("hi")], tools })).toMatchObject({ param: "tools[0].function.name", code: "invalid_value" });
+    const response_format = { type: "json_schema", json_schema: { name: "x".repeat(65), schema: { type: "object" } } };
+    expect(await refusal({ messages: [user("hi")], response_format })).toMatchObject({
+      param: "response_format.json_schema.name",
+      code: "string_above_max_length",
+    });
+  });
+
+  it("accepts parallel tool calls answered in any order before the next message", async () => {
+    const messages = [user("hi"), assistantCalling("call_1", "call_2"), toolAnswer("call_2"), toolAnswer("call_1"), user("go on")];
+    const answer = await openaiClient().openai.chat.completions.create({ model, messages });
+    expect(answer.choices[0]?.message.content).toBe("You said: go on");
+  });
+});
+
+describe("the Chat adapter's requests pass those rules", () => {
+  const bodies: string[] = [];
+  const provider = new OpenAIChatProvider({
+    apiKey: "sk-test",
+    baseURL: "http://mock.local/v1",
+    fetch: inProcessFetch(async (request) => {
+      bodies.push(await request.clone().text());
+      return handleMockModel(request);
+    }),
+  });
+  const request = (messages: Message[], extra: Partial<ModelRequest> = {}): ModelRequest => ({
+    model: "gpt-5",
+    messages,
+    tools: [{ name: "get_time", parameters: { type: "object", properties: {} } }],
+    max_output_tokens: 1,
+    attempt: 1,
+    ...extra,
+  });
+  const text = (role: "user" | "assistant", value: string): Message => ({ role, content: [{ type: "text", text: value }] });
+
+  it("sends max_completion_tokens, never max_tokens, and a reasoning model accepts it", async () => {
+    const response = await provider.call(request([text("user", "hi")]), {});
+    expect(response.content).toEqual([{ type: "text", text: "You said: hi" }]);
+    const sent = JSON.parse(bodies.at(-1) ?? "{}") as Record<string, unknown>;
+    expect(sent).toMatchObject({ model: "gpt-5", max_completion_tokens: 1, stream: true });
+    expect(sent).not.toHaveProperty("max_tokens");
+    expect(toChatRequest(request([text("user", "hi")]))).not.toHaveProperty("max_tokens");
+  });
+
+  it("drops a tool call whose result never came (a cancelled turn) and sends the rest in order", async () => {
+    const messages: Message[] = [
+      text("user", "first"),
+      { role: "assistant", content: [{ type: "text", text: "checking" }, { type: "tool_call", tool_call_id: "call_lost", name: "get_time", arguments: {} }] },
+      text("user", "second"),
+      { role: "assistant", content: [{ type: "tool_call", tool_call_id: "call_ok", name: "get_time", arguments: {} }] },
+      { role: "tool", content: [{ type: "tool_result", tool_call_id: "call_ok", output: "noon", is_error: false }] },
+      { role: "tool", content: [{ type: "tool_result", tool_call_id: "call_stray", output: "late", is_error: false }] },
+      text("user", "third"),
+    ];
+    const response = await provider.call(request(messages), {});
+    expect(response.content).toEqual([{ type: "text", text: "You said: third" }]);
+    const sent = JSON.parse(bodies.at(-1) ?? "{}") as { messages: ChatCompletionMessageParam[] };
+    expect(sent.messages.map((m) => m.role)).toEqual(["user", "assistant", "user", "assistant", "tool", "user"]);
+    expect(sent.messages[1]).toEqual({ role: "assistant", content: "checking" });
+  });
+});
