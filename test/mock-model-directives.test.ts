@@ -23,15 +23,28 @@ describe("parseDirectives", () => {
     expect(d.text).toBe("then");
   });
 
-  it("reads fail with and without retry-after", () => {
-    expect(parseDirectives("[[fail 529 x2]]").fail).toEqual({ status: 529, times: 2, retryAfter: null });
-    expect(parseDirectives("[[fail 429 x1 retry-after=3]]").fail).toEqual({ status: 429, times: 1, retryAfter: "3" });
+  it("reads fail with and without retry-after and should-retry", () => {
+    expect(parseDirectives("[[fail 529 x2]]").fail).toEqual({ status: 529, times: 2, retryAfter: null, shouldRetry: null });
+    expect(parseDirectives("[[fail 429 x1 retry-after=3]]").fail).toEqual({ status: 429, times: 1, retryAfter: "3", shouldRetry: null });
+    expect(parseDirectives("[[fail 500 x1 retry-after=1 should-retry=false]]").fail).toEqual({
+      status: 500,
+      times: 1,
+      retryAfter: "1",
+      shouldRetry: "false",
+    });
+    expect(parseDirectives("[[fail 500 x1 should-retry=maybe]]").text).toBe("[[fail 500 x1 should-retry=maybe]]");
   });
 
   it("reads the flag directives", () => {
-    const d = parseDirectives("[[quota]][[context_overflow]][[json]][[badjson]][[words 7]]");
+    const d = parseDirectives("[[quota]][[context_overflow]][[json]][[badjson]][[words 7]][[usage_limits]][[context_limit]][[tpm_limit]]");
     expect([d.quota, d.contextOverflow, d.json, d.badJson, d.words]).toEqual([true, true, true, true, 7]);
+    expect([d.usageLimits, d.contextLimit, d.tpmLimit]).toEqual([true, true, true]);
     expect(d.text).toBe("");
+  });
+
+  it("reads stream errors: a vendor error frame, or a Responses error event", () => {
+    expect(parseDirectives("[[stream_error overloaded_error]]").streamError).toEqual({ type: "overloaded_error", event: false });
+    expect(parseDirectives("[[error_event server_error]]").streamError).toEqual({ type: "server_error", event: true });
   });
 
   it("keeps unknown directives and tool directives with bad JSON as text", () => {

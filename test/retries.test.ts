@@ -61,6 +61,15 @@ describe("retries", () => {
     }
   });
 
+  it.each(["anthropic", "openai", "openai-chat"])("retries an error frame in the middle of a %s stream, and never a permanent one", async (provider) => {
+    const overloaded = provider === "anthropic" ? "overloaded_error" : "server_error";
+    const agent = await createAgent({ ...retrying, provider, base_url: "mock:" });
+    const run = await runTurn(agent.id, { input: `[[stream_error ${overloaded}]] one two three four` });
+    expect(run).toMatchObject({ status: "completed", attempts: 2, output: "You said: one two three four" });
+    const refused = await runTurn(agent.id, { input: "[[stream_error invalid_request_error]] one two three four" });
+    expect(refused).toMatchObject({ status: "error", attempts: 1, error: { type: "provider_error", retryable: false } });
+  });
+
   it("retries a stream cut before its end", async () => {
     const agent = await createAgent(retrying);
     const run = await runTurn(agent.id, { input: "[[cut]] cut me off" });

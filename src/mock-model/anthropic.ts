@@ -5,6 +5,7 @@ import { signThinking, thinkingEnabled } from "./anthropic-thinking";
 import { anthropicError, anthropicErrorFor } from "./errors";
 import { randomId } from "./ids";
 import { splitChunks } from "./plan";
+import { anthropicStreamError } from "./stream-errors";
 import { readAnthropic } from "./read-anthropic";
 import { namedFrame, sseResponse, type Frame } from "./sse";
 import { countTokens, type TokenCounts } from "./usage";
@@ -143,7 +144,8 @@ export const anthropicApi: WireApi = {
   error: anthropicErrorFor,
   answer(conversation, answer, signal) {
     const headers = { "request-id": randomId("req_") };
-    const delivery: Delivery = { slowMs: answer.slowMs, cut: answer.cut, signal, headers };
+    const failFrame = answer.streamError && anthropicStreamError(answer.streamError);
+    const delivery: Delivery = { slowMs: answer.slowMs, cut: answer.cut, failFrame, signal, headers };
     const message = messageOf(conversation, answer);
     if (!conversation.stream) return jsonResponse(message, delivery);
     return sseResponse(streamFrames(message, answer), delivery);

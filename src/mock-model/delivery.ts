@@ -1,7 +1,11 @@
+import type { Frame } from "./sse";
+
 /** How an answer goes out: `[[slow MS]]` pacing, `[[cut]]` truncation, and the caller's abort. */
 export type Delivery = {
   slowMs: number;
   cut: boolean;
+  /** `[[stream_error]]`: the error frame that ends the stream halfway; given how many frames went before it. */
+  failFrame?: ((sent: number) => Frame) | null;
   signal: AbortSignal;
   /** Extra response headers (request ids). */
   headers: Record<string, string>;

@@ -3,8 +3,11 @@ import { isObject, parseJson, type JsonObject } from "./values";
 /** A `[[tool NAME {json}]]` directive. */
 export type ToolDirective = { name: string; arguments: JsonObject };
 
-/** A `[[fail STATUS xN]]` / `[[fail STATUS xN retry-after=S]]` directive. */
-export type FailDirective = { status: number; times: number; retryAfter: string | null };
+/** A `[[fail STATUS xN]]` directive, optionally with `retry-after=S` and `should-retry=true|false`. */
+export type FailDirective = { status: number; times: number; retryAfter: string | null; shouldRetry: string | null };
+
+/** A `[[stream_error TYPE]]` / `[[error_event TYPE]]` directive: the stream breaks off with the vendor's error frame. */
+export type StreamErrorDirective = { type: string; event: boolean };
 
 /** Everything the last user message asks of the offline model. */
 export type Directives = {
@@ -15,6 +18,11 @@ export type Directives = {
   fail: FailDirective | null;
   quota: boolean;
   contextOverflow: boolean;
+  /** `[[usage_limits]]`, `[[context_limit]]`, `[[tpm_limit]]`: the vendors' errors of those names (docs/offline-model.md). */
+  usageLimits: boolean;
+  contextLimit: boolean;
+  tpmLimit: boolean;
+  streamError: StreamErrorDirective | null;
   slowMs: number;
   words: number | null;
   cut: boolean;
@@ -28,7 +36,8 @@ export type Directives = {
 
 const DIRECTIVE = /\[\[([\s\S]*?)\]\]/g;
 const TOOL = /^tool\s+([A-Za-z0-9_.-]+)(?:\s+([\s\S]*))?$/;
-const FAIL = /^fail\s+(\d{3})\s+x(\d+)(?:\s+retry-after=(\d+(?:\.\d+)?))?$/;
+const FAIL = /^fail\s+(\d{3})\s+x(\d+)(?:\s+retry-after=(\d+(?:\.\d+)?))?(?:\s+should-retry=(true|false))?$/;
+const STREAM_ERROR = /^(stream_error|error_event)\s+([a-z_]+)$/;
 const SLOW = /^slow\s+(\d+)$/;
 const WORDS = /^words\s+(\d+)$/;
 const TRUNCATE = /^truncate(?:\s+(\d+))?$/;
@@ -40,6 +49,10 @@ export const noDirectives = (text = ""): Directives => ({
   fail: null,
   quota: false,
   contextOverflow: false,
+  usageLimits: false,
+  contextLimit: false,
+  tpmLimit: false,
+  streamError: null,
   slowMs: 0,
   words: null,
   cut: false,
@@ -73,7 +86,12 @@ function apply(found: Directives, body: string): boolean {
   }
   const fail = FAIL.exec(body);
   if (fail?.[1] !== undefined && fail[2] !== undefined) {
-    found.fail = { status: Number(fail[1]), times: Number(fail[2]), retryAfter: fail[3] ?? null };
+    found.fail = { status: Number(fail[1]), times: Number(fail[2]), retryAfter: fail[3] ?? null, shouldRetry: fail[4] ?? null };
+    return true;
+  }
+  const streamError = STREAM_ERROR.exec(body);
+  if (streamError?.[2] !== undefined) {
+    found.streamError = { type: streamError[2], event: streamError[1] === "error_event" };
     return true;
   }
   const slow = SLOW.exec(body);
@@ -103,6 +121,15 @@ function apply(found: Directives, body: string): boolean {
       return true;
     case "context_overflow":
       found.contextOverflow = true;
+      return true;
+    case "usage_limits":
+      found.usageLimits = true;
+      return true;
+    case "context_limit":
+      found.contextLimit = true;
+      return true;
+    case "tpm_limit":
+      found.tpmLimit = true;
       return true;
     case "cut":
       found.cut = true;

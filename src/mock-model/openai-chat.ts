@@ -4,6 +4,7 @@ import { openaiErrorFor } from "./errors";
 import { randomId, unixNow } from "./ids";
 import { openaiAnswer, openaiInvalid, openaiUnauthenticated } from "./openai-shared";
 import { splitChunks } from "./plan";
+import { chatStreamError } from "./stream-errors";
 import { readChat } from "./read-openai";
 import { dataFrame, sseResponse, type Frame } from "./sse";
 import { countTokens, type TokenCounts } from "./usage";
@@ -124,7 +125,8 @@ export const chatApi: WireApi = {
   answer(conversation, planned, signal) {
     const answer = openaiAnswer(planned);
     const headers = { "x-request-id": randomId("req_", 32) };
-    const delivery: Delivery = { slowMs: answer.slowMs, cut: answer.cut, signal, headers };
+    const failFrame = answer.streamError && chatStreamError(answer.streamError);
+    const delivery: Delivery = { slowMs: answer.slowMs, cut: answer.cut, failFrame, signal, headers };
     const toolCalls = toolCallsOf(answer);
     if (!conversation.stream) return jsonResponse(completionOf(conversation, answer, toolCalls), delivery);
     return sseResponse(streamFrames(conversation, answer, toolCalls), delivery);

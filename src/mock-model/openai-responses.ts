@@ -4,6 +4,7 @@ import { openaiErrorFor } from "./errors";
 import { randomId, unixNow } from "./ids";
 import { openaiAnswer, openaiInvalid, openaiUnauthenticated } from "./openai-shared";
 import { splitChunks } from "./plan";
+import { responsesStreamError } from "./stream-errors";
 import { readResponses } from "./read-openai";
 import { namedFrame, sseResponse, type Frame } from "./sse";
 import { countTokens } from "./usage";
@@ -149,8 +150,9 @@ export const responsesApi: WireApi = {
   answer(conversation, planned, signal) {
     const answer = openaiAnswer(planned);
     const headers = { "x-request-id": randomId("req_", 32) };
-    const delivery: Delivery = { slowMs: answer.slowMs, cut: answer.cut, signal, headers };
     const response = responseOf(conversation, answer, itemsOf(answer));
+    const failFrame = answer.streamError && responsesStreamError(answer.streamError, response);
+    const delivery: Delivery = { slowMs: answer.slowMs, cut: answer.cut, failFrame, signal, headers };
     if (!conversation.stream) return jsonResponse(response, delivery);
     return sseResponse(streamFrames(response, answer), delivery);
   },

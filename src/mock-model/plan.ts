@@ -1,14 +1,17 @@
 import { badValue } from "./bad-json";
 import type { Conversation, ToolResult } from "./conversation";
-import type { ToolDirective } from "./directives";
+import type { StreamErrorDirective, ToolDirective } from "./directives";
 import { sampleValue } from "./sample-json";
 import type { JsonObject } from "./values";
 
 /** An error answer; each wire format renders it as that provider's real error. */
 export type ErrorCase =
-  | { kind: "status"; status: number; retryAfter: string | null }
+  | { kind: "status"; status: number; retryAfter: string | null; shouldRetry: string | null }
   | { kind: "quota" }
-  | { kind: "context_overflow" };
+  | { kind: "context_overflow" }
+  | { kind: "usage_limits" }
+  | { kind: "context_limit" }
+  | { kind: "tpm_limit" };
 
 /**
  * How an answer ends when it does not end as an answer: `max_tokens` (`[[truncate]]`, cut at the
@@ -19,9 +22,9 @@ export type Stop = "max_tokens" | "refusal";
 /** What the offline model answers to one request, before it is put on the wire. */
 export type Plan =
   | { kind: "error"; error: ErrorCase }
-  | { kind: "text"; text: string; deltas: string[]; slowMs: number; cut: boolean; stop?: Stop }
+  | { kind: "text"; text: string; deltas: string[]; slowMs: number; cut: boolean; streamError: StreamErrorDirective | null; stop?: Stop }
   /** `cutArguments`: with `stop: "max_tokens"`, the last call's arguments JSON as far as it got. */
-  | { kind: "tools"; calls: ToolDirective[]; slowMs: number; cut: boolean; stop?: Stop; cutArguments?: string };
+  | { kind: "tools"; calls: ToolDirective[]; slowMs: number; cut: boolean; streamError: StreamErrorDirective | null; stop?: Stop; cutArguments?: string };
 
 /** What an OpenAI model says when it declines (Anthropic adds no refusal message). */
 export const REFUSAL_TEXT = "I'm sorry, but I can't help with that.";
@@ -35,11 +38,15 @@ const LOREM = (
 export function decide(conversation: Conversation): Plan {
   const { directives: d, attempt, toolResults } = conversation;
   if (d.quota) return { kind: "error", error: { kind: "quota" } };
+  if (d.usageLimits) return { kind: "error", error: { kind: "usage_limits" } };
   if (d.contextOverflow) return { kind: "error", error: { kind: "context_overflow" } };
+  if (d.contextLimit) return { kind: "error", error: { kind: "context_limit" } };
+  if (d.tpmLimit) return { kind: "error", error: { kind: "tpm_limit" } };
   if (d.fail !== null && attempt <= d.fail.times) {
-    return { kind: "error", error: { kind: "status", status: d.fail.status, retryAfter: d.fail.retryAfter } };
+    const { status, retryAfter, shouldRetry } = d.fail;
+    return { kind: "error", error: { kind: "status", status, retryAfter, shouldRetry } };
   }
-  const delivery = { slowMs: d.slowMs, cut: d.cut && attempt === 1 };
+  const delivery = { slowMs: d.slowMs, cut: d.cut && attempt === 1, streamError: attempt === 1 ? d.streamError : null };
   const answer = finalAnswer(conversation);
   // A refusal streams the first half of the answer before the model stops (Anthropic's classifiers cut mid-answer).
   if (d.refuse) return { kind: "text", ...firstPieces(answer.deltas, Math.floor(answer.deltas.length / 2)), ...delivery, stop: "refusal" };

@@ -26,12 +26,14 @@ function framesToSend(frames: Frame[], cut: boolean): number {
 /**
  * Streams `frames` as `text/event-stream`. Frames before the first token go out at once; the
  * first token waits `slowMs`, each later one `slowMs / 10`. With `cut` the stream closes
- * mid-answer, without its final events. An abort of the request (or a cancel by the reader)
+ * mid-answer, without its final events; with `failFrame` it stops at the same place and sends that
+ * error frame last. An abort of the request (or a cancel by the reader)
  * stops the stream at once.
  */
 export function sseResponse(frames: Frame[], delivery: Delivery): Response {
   const encoder = new TextEncoder();
-  const end = framesToSend(frames, delivery.cut);
+  const failFrame = delivery.failFrame ?? null;
+  const end = framesToSend(frames, delivery.cut || failFrame !== null);
   const cancelled = new AbortController();
   let next = 0;
   let tokensSent = 0;
@@ -39,6 +41,7 @@ export function sseResponse(frames: Frame[], delivery: Delivery): Response {
     async pull(controller) {
       const frame = frames[next];
       if (next >= end || frame === undefined) {
+        if (failFrame !== null) controller.enqueue(encoder.encode(failFrame(end).text));
         controller.close();
         return;
       }

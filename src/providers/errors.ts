@@ -60,6 +60,8 @@ const STATUS_TABLE: ReadonlyMap<number, Row> = new Map([
 const QUOTA = row("quota_exceeded", false, "quota or credit exhausted");
 const CONTEXT = row("context_window_exceeded", false, "context window exceeded");
 const OVERLOADED = row("overloaded", true, "overloaded");
+/** One request larger than the per-minute token limit: a rate limit that waiting never lifts. */
+const OVER_RATE_LIMIT = row("rate_limited", false, "request larger than the rate limit");
 
 /**
  * Body error types (Anthropic `error.type`, OpenAI `error.type` / `code`) of errors that
@@ -89,10 +91,14 @@ const QUOTA_CODES = new Set([
   "linked_organization_spend_limit_reached",
   "linked_organization_billing_unavailable",
 ]);
-// Not "billing": OpenAI rate-limit messages link to the billing page.
-const QUOTA_TEXT = /credit balance|insufficient.?quota|exceeded your current quota|spend(ing)? limit/i;
+// Not "billing": OpenAI rate-limit messages link to the billing page. "usage limits": Anthropic's
+// 400 once a workspace's own spend limit is reached ("You have reached your specified API usage limits").
+const QUOTA_TEXT = /credit balance|insufficient.?quota|exceeded your current quota|spend(ing)? limit|specified API usage limits/i;
 const CONTEXT_CODES = new Set(["context_length_exceeded", "context_window_exceeded"]);
-const CONTEXT_TEXT = /prompt is too long|context.?(window|length)|maximum context/i;
+// "exceed context limit": Anthropic's "input length and `max_tokens` exceed context limit: …".
+const CONTEXT_TEXT = /prompt is too long|context.?(window|length)|maximum context|exceed context limit/i;
+// OpenAI's 429 "Request too large for gpt-4o in organization … on tokens per min (TPM): Limit …, Requested …".
+const OVER_RATE_LIMIT_TEXT = /request too large for .+ on tokens per (min|day)/i;
 
 type Details = { status: number | null; kinds: string[]; message: string; headers: Headers | undefined };
 
@@ -114,7 +120,7 @@ export function classifyError(error: unknown, options: { secrets?: readonly stri
     return new ProviderError("internal", "unexpected error in the model call", false);
   }
   const details = readDetails(error);
-  const chosen = chooseRow(details);
+  const chosen = withShouldRetry(chooseRow(details), details.headers);
   const text = chosen.type === "auth_error" ? "" : scrub(details.message, options.secrets ?? []);
   const prefix = details.status === null ? chosen.label : `${details.status} ${chosen.label}`;
   return new ProviderError(
@@ -131,6 +137,7 @@ function chooseRow({ status, kinds, message }: Details): Row {
   if ((status === 400 || status === null) && (kinds.some((k) => CONTEXT_CODES.has(k)) || CONTEXT_TEXT.test(message))) {
     return CONTEXT;
   }
+  if ((status === 429 || status === null) && OVER_RATE_LIMIT_TEXT.test(message)) return OVER_RATE_LIMIT;
   if (status === 529 || kinds.includes("overloaded_error")) return OVERLOADED;
   if (status !== null) {
     // Unlisted statuses: other 5xx are transient (520–524 from proxies), 501 / 505 and other 4xx are not.
@@ -142,6 +149,17 @@ function chooseRow({ status, kinds, message }: Details): Row {
     if (found) return found;
   }
   return row("provider_error", false, "provider error");
+}
+
+/**
+ * `x-should-retry: true | false` decides retryable, as both SDKs' `shouldRetry` let it win over
+ * the status; except that quota and context-window errors stay permanent (API.md, Retries: a
+ * context-window error leads to compaction, not to the same request again).
+ */
+function withShouldRetry(chosen: Row, headers: Headers | undefined): Row {
+  const header = headers?.get("x-should-retry");
+  if ((header !== "true" && header !== "false") || chosen === QUOTA || chosen === CONTEXT) return chosen;
+  return { ...chosen, retryable: header === "true" };
 }
 
 /** Status, error types / codes and message of either SDK's `APIError` (Anthropic keeps the whole body, OpenAI its `error`). */
