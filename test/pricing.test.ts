@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { Usage } from "../src/core/messages";
 import { PRICE_TABLE } from "../src/providers/price-table";
-import { PRICES_CHECKED, costOf, pricesOf } from "../src/providers/pricing";
+import { PRICES_CHECKED, PRICES_SOURCE, costOf, pricesOf } from "../src/providers/pricing";
 import type { Agent } from "../src/agents";
 import { api, createAgent, createTenantToken } from "./support/http";
 
@@ -16,8 +16,17 @@ const usage = (fields: Partial<Usage>): Usage => ({
 
 const M = 1_000_000;
 
-/** Provider list prices, USD per million tokens: [id, input, output, cache read, cache write]. */
+/**
+ * Provider list prices, USD per million tokens: [id, input, output, cache read, cache write],
+ * as @pydantic/genai-prices 0.1.8 has them (docs/metrics.md says which were cross-checked where).
+ */
 const LIST_PRICES: [string, number, number, number, number][] = [
+  ["claude-opus-5", 5, 25, 0.5, 6.25],
+  ["claude-opus-4-8", 5, 25, 0.5, 6.25],
+  ["claude-opus-4-7", 5, 25, 0.5, 6.25],
+  ["claude-opus-4-6", 5, 25, 0.5, 6.25],
+  ["claude-sonnet-5", 2, 10, 0.2, 2.5],
+  ["claude-sonnet-4-6", 3, 15, 0.3, 3.75],
   ["claude-opus-4-5", 5, 25, 0.5, 6.25],
   ["claude-opus-4-1", 15, 75, 1.5, 18.75],
   ["claude-opus-4-0", 15, 75, 1.5, 18.75],
@@ -27,7 +36,20 @@ const LIST_PRICES: [string, number, number, number, number][] = [
   ["claude-haiku-4-5", 1, 5, 0.1, 1.25],
   ["claude-3-5-haiku-latest", 0.8, 4, 0.08, 1],
   ["claude-3-haiku", 0.25, 1.25, 0.03, 0.3],
-  // OpenAI has no cache-write price: such tokens cost the input price.
+  // GPT-5.6 bills cache writes at 1.25× input.
+  ["gpt-5.6", 4, 20, 0.4, 5],
+  ["gpt-5.6-sol", 4, 20, 0.4, 5],
+  ["gpt-5.6-terra", 2, 12, 0.2, 2.5],
+  ["gpt-5.6-luna", 0.2, 1.2, 0.02, 0.25],
+  // Older OpenAI models have no cache-write price: such tokens cost the input price.
+  ["gpt-5.5", 5, 30, 0.5, 5],
+  ["gpt-5.5-pro", 30, 180, 30, 30],
+  ["gpt-5.4", 2.5, 15, 0.25, 2.5],
+  ["gpt-5.4-mini", 0.75, 4.5, 0.075, 0.75],
+  ["gpt-5.4-nano", 0.2, 1.25, 0.02, 0.2],
+  ["gpt-5.3", 1.75, 14, 0.175, 1.75],
+  ["gpt-5.2", 1.75, 14, 0.175, 1.75],
+  ["gpt-5-pro", 15, 120, 15, 15],
   ["gpt-5", 1.25, 10, 0.125, 1.25],
   ["gpt-5.1", 1.25, 10, 0.125, 1.25],
   ["gpt-5-mini", 0.25, 2, 0.025, 0.25],
@@ -43,17 +65,22 @@ const LIST_PRICES: [string, number, number, number, number][] = [
   ["o1", 15, 60, 7.5, 15],
 ];
 
-/** One million tokens of each kind, priced alone. */
-const perMillion = (model: string) => ({
-  input: costOf(model, usage({ input_tokens: M })),
-  output: costOf(model, usage({ output_tokens: M })),
-  cache_read: costOf(model, usage({ input_tokens: M, cache_read_tokens: M })),
-  cache_write: costOf(model, usage({ input_tokens: M, cache_write_tokens: M })),
-});
+/** The price per million tokens of each kind, priced alone from 100,000 tokens (below every long-context threshold). */
+const perMillion = (model: string) => {
+  const K = M / 10;
+  const scaled = (cost: number | null) => (cost === null ? null : Math.round(cost * 10 * 1e9) / 1e9);
+  return {
+    input: scaled(costOf(model, usage({ input_tokens: K }))),
+    output: scaled(costOf(model, usage({ output_tokens: K }))),
+    cache_read: scaled(costOf(model, usage({ input_tokens: K, cache_read_tokens: K }))),
+    cache_write: scaled(costOf(model, usage({ input_tokens: K, cache_write_tokens: K }))),
+  };
+};
 
 describe("the price table", () => {
-  it("has a checked date", () => {
-    expect(PRICES_CHECKED).toMatch(/^\d{4}-\d{2}(-\d{2})?$/);
+  it("has a checked date and names its source", () => {
+    expect(PRICES_CHECKED).toMatch(/^\d{4}-\d{2}-\d{2}$/);
+    expect(PRICES_SOURCE).toMatch(/^@pydantic\/genai-prices \d+\.\d+\.\d+$/);
   });
 
   it.each(LIST_PRICES)("prices %s at its list prices", (model, input, output, cacheRead, cacheWrite) => {
@@ -88,6 +115,8 @@ describe("the price table", () => {
     ["gpt-4.1-mini-2025-04-14", "gpt-4.1-mini"],
     ["o3-2025-04-16", "o3"],
     ["o4-mini-2025-04-16", "o4-mini"],
+    ["gpt-5.2-2025-12-11", "gpt-5.2"],
+    ["gpt-5.4-mini-2026-03-17", "gpt-5.4-mini"],
   ])("matches the dated id %s to %s", (dated, family) => {
     expect(pricesOf(dated)).not.toBeNull();
     expect(pricesOf(dated)).toEqual(pricesOf(family));
@@ -99,9 +128,10 @@ describe("the price table", () => {
 
   it.each([
     "mock-1",
-    "claude-opus-4-6",
+    "claude-opus-4-9",
+    "gpt-5-codex",
+    "gpt-5.6-sol-mini",
     "claude-sonnet-4-5-v2",
-    "gpt-5-pro",
     "gpt-4o-realtime-preview",
     "GPT-4O",
     "gpt-4o-2024-08-06-extra",
@@ -114,6 +144,21 @@ describe("the price table", () => {
 });
 
 describe("costOf", () => {
+  it("bills a call over the long-context threshold whole at the long-context prices", () => {
+    // gpt-5.4: $2.50 / $15 / $0.25 up to 272K input tokens; over it $5 / $22.50 / $0.50 for the whole call.
+    //   at 271,999: 171,999 × 2.50 + 100,000 × 0.25 + 10,000 × 15 = 429,997.5 + 25,000 + 150,000 = $0.6049975
+    //   at 272,000: 172,000 × 5 + 100,000 × 0.50 + 10,000 × 22.50 = 860,000 + 50,000 + 225,000 = $1.135
+    const call = (input_tokens: number) => usage({ input_tokens, cache_read_tokens: 100_000, output_tokens: 10_000 });
+    expect(costOf("gpt-5.4", call(271_999))).toBe(0.6049975);
+    expect(costOf("gpt-5.4", call(272_000))).toBe(1.135);
+    // gpt-5.6 keeps its cache-write price over the threshold, doubled: 300,000 writes × $10 = $3.
+    expect(costOf("gpt-5.6", usage({ input_tokens: 300_000, cache_write_tokens: 300_000 }))).toBe(3);
+    // Claude Opus 4.8 has flat pricing over its whole 1M window.
+    expect(costOf("claude-opus-4-8", usage({ input_tokens: 500_000 }))).toBe(2.5);
+    // An agent's override has no tier.
+    expect(costOf("gpt-5.4", call(272_000), { input: 1, output: 1 })).toBe(0.282);
+  });
+
   it("bills the uncached input, cache reads, cache writes and output each at its price", () => {
     // claude-sonnet-4-5: input $3, output $15, cache read $0.30, cache write $3.75 per million.
     // 10,000 input tokens of which 6,000 cache reads and 2,000 cache writes: 2,000 uncached.
