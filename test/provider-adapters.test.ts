@@ -348,12 +348,11 @@ describe("wire conversions", () => {
     expect(toAnthropicSystem("Be brief.")).toEqual([{ type: "text", text: "Be brief.", cache_control: { type: "ephemeral" } }]);
   });
 
-  it("gives Responses call_id, a real fc_ id only, and OpenAI's own reasoning only", () => {
+  it("gives Responses call_id and no reasoning it cannot send back (nor the id of the call that followed it)", () => {
     const items = toResponsesInput(history);
     expect(items).toEqual([
       { type: "message", role: "user", content: [{ type: "input_text", text: "weather?" }] },
-      { type: "reasoning", id: "rs_9", summary: [{ type: "summary_text", text: "from openai" }] },
-      { type: "function_call", call_id: wireToolCallId(foreignId), name: "get_weather", arguments: "{bad", id: "fc_7" },
+      { type: "function_call", call_id: wireToolCallId(foreignId), name: "get_weather", arguments: "{bad" },
       { type: "function_call", call_id: "toolu_01", name: "get_time", arguments: "{}" },
       { type: "function_call_output", call_id: wireToolCallId(foreignId), output: "rain" },
       { type: "function_call_output", call_id: "toolu_01", output: "boom" },

@@ -11,6 +11,9 @@ export type DefinitionProblem = { path: string; message: string };
 /** The largest definition stored (D1 rows hold at most 2 MB). */
 export const MAX_DEFINITION_BYTES = 1_000_000;
 
+/** The smallest `max_output_tokens` the OpenAI Responses API accepts. */
+const RESPONSES_MIN_OUTPUT_TOKENS = 16;
+
 /** What the checks read from the Worker's environment. */
 export type CheckEnv = ProviderEnv & { ENVIRONMENT?: string };
 
@@ -26,7 +29,8 @@ export function endpointProblems(definition: AgentDefinition, env: CheckEnv): De
 
 /**
  * Checks what the schema cannot: outbound URLs (they depend on `ENVIRONMENT`), where the
- * operator's keys may go, an output schema the validator could not apply, and the stored size.
+ * operator's keys may go, a provider's own limits, an output schema the validator could not
+ * apply, and the stored size.
  */
 export function definitionProblems(definition: AgentDefinition, env: CheckEnv): DefinitionProblem[] {
   const problems: DefinitionProblem[] = [];
@@ -39,6 +43,12 @@ export function definitionProblems(definition: AgentDefinition, env: CheckEnv): 
     const reason = checkOutboundUrl(tool.url, env.ENVIRONMENT);
     if (reason) problems.push({ path: `tools.${index}.url`, message: reason });
   });
+  if (definition.provider === "openai" && definition.max_output_tokens < RESPONSES_MIN_OUTPUT_TOKENS) {
+    problems.push({
+      path: "max_output_tokens",
+      message: `must be at least ${RESPONSES_MIN_OUTPUT_TOKENS} for provider openai (the Responses API refuses less)`,
+    });
+  }
   const outputProblem = definition.output_schema === null ? null : schemaProblem(definition.output_schema);
   if (outputProblem) problems.push({ path: "output_schema", message: outputProblem });
   if (definition.max_cost_usd !== null && definition.prices === null && pricesOf(definition.model) === null) {

@@ -1,13 +1,11 @@
 import { createMiddleware } from "hono/factory";
+import { sha256Hex } from "../core/hash";
 import { findKeyByHash } from "../db/keys";
 import { ApiError } from "./errors";
 import type { AppEnv } from "./router";
 
 /** SHA-256 hex of a token; keys are stored only as this hash. */
-export async function hashToken(token: string): Promise<string> {
-  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(token));
-  return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
-}
+export const hashToken = (token: string): Promise<string> => sha256Hex(token);
 
 /** Compares two secrets in constant time (both are hashed first, so lengths match). */
 async function sameSecret(a: string, b: string): Promise<boolean> {

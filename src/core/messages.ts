@@ -3,7 +3,8 @@
  * format at call time, so a session can change provider between turns.
  */
 
-export type TextBlock = { type: "text"; text: string };
+/** Text. `provider_data` keeps the provider's own details of it (OpenAI Responses: the `msg_` id of its output message). */
+export type TextBlock = { type: "text"; text: string; provider_data?: Record<string, unknown> };
 
 /** A call of a tool by the model. `provider_data` keeps opaque provider details (ids, signatures). */
 export type ToolCallBlock = {

@@ -1,5 +1,5 @@
 import type { FunctionTool, ResponseInputContent, ResponseInputItem } from "openai/resources/responses/responses";
-import type { Block, MediaBlock, Message } from "../core/messages";
+import type { Block, MediaBlock, Message, TextBlock } from "../core/messages";
 import { dataUrl, mediaNote } from "./media-parts";
 import { stringifyToolArguments, wireToolCallId } from "./tool-calls";
 import type { MediaData, ToolSpec } from "./types";
@@ -15,48 +15,137 @@ export function toResponsesTools(tools: ToolSpec[]): FunctionTool[] {
   }));
 }
 
+/** How the input is sent: `reasoning` when the model reasons and reasoning items may go back. */
+export type ResponsesInputOptions = { reasoning: boolean };
+
 /**
  * Neutral messages as Responses input items, whichever provider produced them, in block
- * order: text runs become messages, tool calls `function_call` items keyed by `call_id`
- * (our tool_call_id; `id` only when it is the real `fc_` id OpenAI gave), tool results
- * `function_call_output` items. Reasoning goes back only when it is OpenAI's own item
- * (a `function_call` sent with its `fc_` id needs the reasoning item that preceded it).
+ * order: text runs become messages (an assistant message OpenAI gave keeps its `msg_` id and
+ * phase), tool calls `function_call` items keyed by `call_id` (our tool_call_id; `id` only when
+ * it is the real `fc_` id OpenAI gave), tool results `function_call_output` items. Reasoning
+ * goes back only when it is OpenAI's own item, with its encrypted content (requests are
+ * `store: false`), on a reasoning model, right before the item that followed it.
  */
-export function toResponsesInput(messages: Message[], media: Record<string, MediaData> = {}): ResponseInputItem[] {
+export function toResponsesInput(
+  messages: Message[],
+  media: Record<string, MediaData> = {},
+  options: ResponsesInputOptions = { reasoning: false },
+): ResponseInputItem[] {
   const items: ResponseInputItem[] = [];
   for (const message of messages) {
-    const role = message.role === "assistant" ? "assistant" : "user";
-    let text: (string | ResponseInputContent)[] = [];
-    const flush = () => {
-      if (text.length > 0) items.push(textMessage(role, text));
-      text = [];
-    };
-    for (const block of message.content) {
-      if (block.type === "text") {
-        if (block.text) text.push(block.text);
-        continue;
-      }
-      if (block.type === "image" || block.type === "file") {
-        // Media is user input: it stays in the user message, in order with its text.
-        text.push(responsesMedia(block, media[block.media_id]));
-        continue;
-      }
-      flush();
-      const item = toItem(block);
-      if (item) items.push(item);
+    if (message.role !== "assistant") {
+      items.push(...userItems(message.content, media));
+      continue;
     }
-    flush();
+    items.push(...pairReasoning(assistantItems(message.content), options.reasoning));
   }
   return items;
 }
 
-function textMessage(role: "user" | "assistant", parts: (string | ResponseInputContent)[]): ResponseInputItem {
-  if (role === "assistant") return { type: "message", role, content: parts.filter((p) => typeof p === "string").join("\n\n") };
+/** A user or tool message: text and media in one user message per run, tool results as outputs. */
+function userItems(blocks: Block[], media: Record<string, MediaData>): ResponseInputItem[] {
+  const items: ResponseInputItem[] = [];
+  let parts: ResponseInputContent[] = [];
+  const flush = () => {
+    if (parts.length > 0) items.push({ type: "message", role: "user", content: parts });
+    parts = [];
+  };
+  for (const block of blocks) {
+    if (block.type === "text") {
+      if (block.text) parts.push({ type: "input_text", text: block.text });
+    } else if (block.type === "image" || block.type === "file") {
+      // Media is user input: it stays in the user message, in order with its text.
+      parts.push(responsesMedia(block, media[block.media_id]));
+    } else {
+      flush();
+      const item = toItem(block);
+      if (item) items.push(item);
+    }
+  }
+  flush();
+  return items;
+}
+
+/** An assistant message: its output items in order, text blocks of one OpenAI message together again. */
+function assistantItems(blocks: Block[]): ResponseInputItem[] {
+  const items: ResponseInputItem[] = [];
+  let texts: TextBlock[] = [];
+  const flush = () => {
+    const sent = texts.filter((b) => b.text);
+    if (sent.length > 0) items.push(assistantMessage(sent));
+    texts = [];
+  };
+  for (const block of blocks) {
+    if (block.type === "text") {
+      if (texts.length > 0 && messageIdOf(texts[0]!) !== messageIdOf(block)) flush();
+      texts.push(block);
+    } else if (block.type !== "image" && block.type !== "file") {
+      flush();
+      const item = toItem(block);
+      if (item) items.push(item);
+    }
+  }
+  flush();
+  return items;
+}
+
+/** OpenAI's own message id of a text block (`msg_…`), if it has one. */
+function messageIdOf(block: TextBlock): string | null {
+  const id = block.provider_data?.["id"];
+  return typeof id === "string" && id.startsWith("msg_") ? id : null;
+}
+
+function assistantMessage(blocks: TextBlock[]): ResponseInputItem {
+  const id = messageIdOf(blocks[0]!);
+  if (id === null) return { type: "message", role: "assistant", content: blocks.map((b) => b.text).join("\n\n") };
+  const phase = blocks[0]!.provider_data?.["phase"];
   return {
     type: "message",
-    role,
-    content: parts.map((part) => (typeof part === "string" ? { type: "input_text" as const, text: part } : part)),
+    id,
+    role: "assistant",
+    status: "completed",
+    content: blocks.map((b) => ({ type: "output_text" as const, text: b.text, annotations: [] })),
+    ...(phase === "commentary" || phase === "final_answer" ? { phase } : {}),
   };
+}
+
+/**
+ * Keeps a reasoning item only where the API accepts it: on a reasoning model, with its
+ * encrypted content, directly followed by an item with its own id (the API refuses "Item 'rs_…'
+ * of type 'reasoning' was provided without its required following item", and with
+ * `store: false` a reasoning item without its encrypted content is "not found"). The items after
+ * a dropped reasoning item go without their ids, so nothing points the API at the reasoning
+ * they came with.
+ */
+function pairReasoning(items: ResponseInputItem[], reasoning: boolean): ResponseInputItem[] {
+  const kept: ResponseInputItem[] = [];
+  let dropped = false;
+  items.forEach((item, index) => {
+    if (item.type === "reasoning") {
+      const next = items[index + 1];
+      dropped = !(reasoning && item.encrypted_content && next !== undefined && hasOwnId(next));
+      if (!dropped) kept.push(item);
+    } else {
+      kept.push(dropped ? withoutId(item) : item);
+    }
+  });
+  return kept;
+}
+
+function hasOwnId(item: ResponseInputItem): boolean {
+  return (item.type === "message" || item.type === "function_call") && "id" in item && typeof item.id === "string";
+}
+
+function withoutId(item: ResponseInputItem): ResponseInputItem {
+  if (item.type === "function_call") {
+    const { id: _id, ...rest } = item;
+    return rest;
+  }
+  if (item.type === "message" && item.role === "assistant" && "id" in item) {
+    const text = item.content.flatMap((part) => (part.type === "output_text" ? [part.text] : [])).join("\n\n");
+    return { type: "message", role: "assistant", content: text };
+  }
+  return item;
 }
 
 /** Images as `input_image` data URLs; files (PDF, text, Markdown) as `input_file` with `file_data` and `filename`. */
@@ -85,6 +174,7 @@ function toItem(block: Exclude<Block, { type: "text" | "image" | "file" }>): Res
   }
 }
 
+/** OpenAI's own reasoning item; other providers' reasoning (Anthropic thinking …) is not sent. */
 function openAIReasoning(block: Extract<Block, { type: "reasoning" }>): ResponseInputItem | null {
   const id = block.provider_data?.["id"];
   if (block.provider !== "openai" || typeof id !== "string" || !id.startsWith("rs_")) return null;

@@ -28,14 +28,20 @@ export function deltaOf(event: ResponseStreamEvent): Delta | null {
   }
 }
 
-/** A Responses output item as neutral blocks (items of other tools are dropped). */
+/**
+ * A Responses output item as neutral blocks (items of other tools are dropped). Each keeps
+ * the item's id (and a message's `phase`) in `provider_data`: a reasoning item goes back only
+ * before the very item that followed it (src/providers/openai-responses-input.ts).
+ */
 export function toBlocks(item: ResponseOutputItem): Block[] {
   switch (item.type) {
-    case "message":
+    case "message": {
+      const provider_data = { id: item.id, ...(item.phase ? { phase: item.phase } : {}) };
       return item.content.flatMap((part): Block[] => {
         const text = part.type === "output_text" ? part.text : part.refusal;
-        return text ? [{ type: "text", text }] : [];
+        return text ? [{ type: "text", text, ...(item.id ? { provider_data } : {}) }] : [];
       });
+    }
     case "function_call":
       return [
         {

@@ -1,8 +1,14 @@
 import OpenAI from "openai";
-import type { Response, ResponseOutputItem, ResponseStreamEvent } from "openai/resources/responses/responses";
+import type {
+  Response,
+  ResponseCreateParamsStreaming,
+  ResponseOutputItem,
+  ResponseStreamEvent,
+} from "openai/resources/responses/responses";
 import { callError, firstTokenClock, guardStream, requestOptions } from "./call-support";
 import { ModelCallAbortedError, streamCutError } from "./errors";
 import { createOpenAIClient } from "./openai-client";
+import { isReasoningModel } from "./openai-reasoning";
 import { toResponsesInput, toResponsesTools } from "./openai-responses-input";
 import { deltaOf, normalizeUsage, stopReason, toBlocks } from "./openai-responses-output";
 import { secretsOf, type SdkClientConfig } from "./sdk-config";
@@ -23,21 +29,25 @@ export class OpenAIResponsesProvider implements ModelProvider {
   async call(request: ModelRequest, options: ModelCallOptions): Promise<ModelResponse> {
     const clock = firstTokenClock();
     try {
-      const stream = await this.#client.responses.create(
-        {
-          model: request.model,
-          input: toResponsesInput(request.messages, request.media),
-          max_output_tokens: request.max_output_tokens,
-          ...(request.instructions ? { instructions: request.instructions } : {}),
-          ...(request.tools.length > 0 ? { tools: toResponsesTools(request.tools) } : {}),
-          ...(request.cache_key ? { prompt_cache_key: request.cache_key } : {}),
-          ...(request.output_schema
-            ? { text: { format: { type: "json_schema", name: "output", schema: request.output_schema, strict: isStrictSchema(request.output_schema) } } }
-            : {}),
-          stream: true,
-        },
-        requestOptions(request, options.signal),
-      );
+      const reasoning = isReasoningModel(request.model);
+      // Every field named, none spread in, so the SDK's own request type checks each one.
+      const body = {
+        model: request.model,
+        input: toResponsesInput(request.messages, request.media, { reasoning }),
+        max_output_tokens: request.max_output_tokens,
+        // Stateless: the transcript is the history, so nothing depends on OpenAI keeping items;
+        // reasoning goes back as its encrypted content (docs/providers.md).
+        store: false,
+        include: reasoning ? ["reasoning.encrypted_content"] : undefined,
+        instructions: request.instructions || undefined,
+        tools: request.tools.length > 0 ? toResponsesTools(request.tools) : undefined,
+        prompt_cache_key: request.cache_key || undefined,
+        text: request.output_schema
+          ? { format: { type: "json_schema", name: "output", schema: request.output_schema, strict: isStrictSchema(request.output_schema) } }
+          : undefined,
+        stream: true,
+      } satisfies ResponseCreateParamsStreaming;
+      const stream = await this.#client.responses.create(body, requestOptions(request, options.signal));
       const done = new Map<number, ResponseOutputItem>();
       let final: Response | null = null;
       for await (const event of guardStream<ResponseStreamEvent>(stream)) {

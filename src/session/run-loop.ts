@@ -2,6 +2,7 @@ import type { Block, Message, ToolCallBlock, Usage } from "../core/messages";
 import type { Env } from "../env";
 import { loadMedia } from "../media/load";
 import { createProvider } from "../providers";
+import { promptCacheKey } from "../providers/cache-key";
 import { costOf } from "../providers/pricing";
 import { classifyError, isAbortError } from "../providers/errors";
 import { ProviderError } from "../providers/types";
@@ -116,7 +117,7 @@ async function modelStep(host: LoopHost, run: RunRecord, branch: StoredMessage[]
         tools: toolSpecs(agent),
         max_output_tokens: agent.max_output_tokens,
         attempt,
-        cache_key: host.sessionId,
+        cache_key: await promptCacheKey(host.tenant(), host.sessionId),
         output_schema: outputSchemaOf(run) ?? undefined,
       },
       {
