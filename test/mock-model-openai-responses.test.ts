@@ -232,3 +232,187 @@ describe("offline model: OpenAI Responses", () => {
     expect(await missing.json()).toMatchObject({ error: { param: "model" } });
   });
 });
+
+/** The output items a client sends back as input: reasoning, messages and function calls. */
+const sentBack = (output: { type: string }[]) =>
+  output.flatMap((item) => (item.type === "reasoning" || item.type === "message" || item.type === "function_call" ? [item as ResponseInputItem] : []));
+
+describe("offline model: OpenAI Responses reasoning models", () => {
+  const reasoner = "gpt-5-mini";
+  const stateless = { store: false, include: ["reasoning.encrypted_content" as const] };
+
+  it("thinks first: a reasoning item (summary when asked, encrypted content when included) and reasoning tokens", async () => {
+    const { openai } = client();
+    const plain = await openai.responses.create({ model: reasoner, input: ask("hi") });
+    expect(plain.output.map((item) => item.type)).toEqual(["reasoning", "message"]);
+    const [thinking] = plain.output;
+    if (thinking?.type !== "reasoning") throw new Error("expected a reasoning item");
+    expect(thinking.id).toMatch(/^rs_/);
+    expect(thinking.summary).toEqual([]);
+    expect(thinking.encrypted_content).toBeUndefined();
+    const reasoningTokens = plain.usage?.output_tokens_details.reasoning_tokens ?? 0;
+    expect(reasoningTokens).toBeGreaterThan(0);
+    expect(plain.usage?.output_tokens).toBe(Math.ceil("You said: hi".length / 4) + reasoningTokens);
+
+    const stream = openai.responses.stream({ model: reasoner, input: ask("hi"), reasoning: { summary: "auto" }, ...stateless });
+    const summaryDeltas: string[] = [];
+    stream.on("response.reasoning_summary_text.delta", (event) => summaryDeltas.push(event.delta));
+    const full = await stream.finalResponse();
+    const [summarized, message] = full.output;
+    if (summarized?.type !== "reasoning" || message?.type !== "message") throw new Error("expected reasoning, then a message");
+    expect(summarized.summary).toEqual([{ type: "summary_text", text: summaryDeltas.join("") }]);
+    expect(summaryDeltas.length).toBeGreaterThan(1);
+    expect(summarized.encrypted_content).toMatch(/^gAAAAA/);
+    expect(message.id).toMatch(/^msg_/);
+    expect(full.output_text).toBe("You said: hi");
+    expect(full.reasoning).toEqual({ effort: "medium", summary: "auto" });
+    expect(plain.reasoning).toEqual({ effort: "medium", summary: null });
+  });
+
+  it("accepts a multi-turn tool loop sent back item by item, stateless", async () => {
+    const { openai } = client();
+    const input: ResponseInputItem[] = ask('weather? [[tool get_weather {"city":"Paris"}]]');
+    const first = await openai.responses.stream({ model: reasoner, input, ...stateless }).finalResponse();
+    expect(first.output.map((item) => item.type)).toEqual(["reasoning", "function_call"]);
+    const call = first.output[1];
+    if (call?.type !== "function_call") throw new Error("expected a function_call item");
+    input.push(...sentBack(first.output), { type: "function_call_output", call_id: call.call_id, output: "sunny" });
+    const second = await openai.responses.stream({ model: reasoner, input, ...stateless }).finalResponse();
+    expect(second.output.map((item) => item.type)).toEqual(["reasoning", "message"]);
+    expect(second.output_text).toBe("You said: weather?\nget_weather returned: sunny");
+    input.push(...sentBack(second.output), ...ask("thanks"));
+    const third = await openai.responses.create({ model: reasoner, input, ...stateless });
+    expect(third.output_text).toBe("You said: thanks");
+  });
+});
+
+describe("offline model: OpenAI Responses refuses what OpenAI refuses", () => {
+  const post = async (body: Record<string, unknown>) => {
+    const response = await handleMockModel(
+      new Request("http://mock.local/v1/responses", {
+        method: "POST",
+        body: JSON.stringify({ model: "gpt-5-mini", ...body }),
+        headers: { authorization: "Bearer k" },
+      }),
+    );
+    return { status: response.status, body: await response.json() };
+  };
+  const refusal = (message: string, param: string | null, code: string | null = null) => ({
+    error: { message, type: "invalid_request_error", param, code },
+  });
+  const user = { role: "user", content: "hi" };
+  const call = { type: "function_call", id: "fc_1", call_id: "call_1", name: "get_time", arguments: "{}" };
+  const output = { type: "function_call_output", call_id: "call_1", output: "noon" };
+  const said = (id?: string) => ({
+    type: "message",
+    ...(id ? { id } : {}),
+    role: "assistant",
+    status: "completed",
+    content: [{ type: "output_text", text: "hello", annotations: [] }],
+  });
+
+  /** A reasoning item the offline model made, followed by its message (what a first turn returns). */
+  async function firstTurn() {
+    const { openai } = client();
+    const response = await openai.responses.create({ model: "gpt-5-mini", input: "hi", store: false, include: ["reasoning.encrypted_content"] });
+    const [reasoning, message] = response.output;
+    if (reasoning?.type !== "reasoning" || message?.type !== "message") throw new Error("expected reasoning, then a message");
+    return { reasoning, message };
+  }
+
+  it("a function_call_output whose call_id matches no earlier function_call", async () => {
+    expect(await post({ input: [user, output, call] })).toEqual({
+      status: 400,
+      body: refusal("No tool call found for function call output with call_id call_1.", "input"),
+    });
+  });
+
+  it("a function_call without its output", async () => {
+    expect(await post({ input: [user, call] })).toEqual({
+      status: 400,
+      body: refusal("No tool output found for function call call_1.", "input"),
+    });
+  });
+
+  it("a reasoning item without its required following item, or before another item than its own", async () => {
+    const { reasoning, message } = await firstTurn();
+    const stateless = { store: false, include: ["reasoning.encrypted_content"] };
+    const withoutFollower = refusal(`Item '${reasoning.id}' of type 'reasoning' was provided without its required following item.`, "input");
+    // The id-less assistant message Agentry used to send after it.
+    expect(await post({ ...stateless, input: [user, reasoning, { role: "assistant", content: "You said: hi" }, user] })).toEqual({
+      status: 400,
+      body: withoutFollower,
+    });
+    expect(await post({ ...stateless, input: [user, reasoning] })).toEqual({ status: 400, body: withoutFollower });
+    expect(await post({ ...stateless, input: [user, reasoning, said("msg_other"), user] })).toEqual({ status: 400, body: withoutFollower });
+    expect((await post({ ...stateless, input: [user, reasoning, message, user] })).status).toBe(200);
+  });
+
+  it("a reasoning item without its encrypted content when nothing is stored (404), or content OpenAI did not make", async () => {
+    const { reasoning, message } = await firstTurn();
+    const { encrypted_content: _content, ...byId } = reasoning;
+    expect(await post({ store: false, input: [user, byId, message, user] })).toEqual({
+      status: 404,
+      body: refusal(
+        `Item with id '${reasoning.id}' not found. Items are not persisted when \`store\` is set to false. Try again with \`store\` set to true, or remove this item from your input.`,
+        "input",
+      ),
+    });
+    const forged = { ...reasoning, encrypted_content: "gAAAAABforgedcontent==" };
+    expect(await post({ store: false, input: [user, forged, message, user] })).toEqual({
+      status: 400,
+      body: refusal("The encrypted content gAAA...nt== could not be verified.", null, "invalid_encrypted_content"),
+    });
+  });
+
+  it("an item id without its type's prefix", async () => {
+    expect(await post({ input: [user, { ...call, id: "call_1" }, output] })).toEqual({
+      status: 400,
+      body: refusal("Invalid 'input[1].id': 'call_1'. Expected an ID that begins with 'fc'.", "input[1].id", "invalid_value"),
+    });
+    expect(await post({ input: [user, said("resp_1")] })).toEqual({
+      status: 400,
+      body: refusal("Invalid 'input[1].id': 'resp_1'. Expected an ID that begins with 'msg'.", "input[1].id", "invalid_value"),
+    });
+  });
+
+  it("an unknown input item type", async () => {
+    const { status, body } = await post({ input: [user, { type: "tool_result", call_id: "call_1", output: "x" }] });
+    expect(status).toBe(400);
+    expect(body).toMatchObject({ error: { type: "invalid_request_error", param: "input[1]", code: "invalid_value" } });
+    expect((body as { error: { message: string } }).error.message).toMatch(
+      /^Invalid value: 'tool_result'\. Supported values are: 'additional_tools', .*'function_call_output', .*'reasoning', .*and 'web_search_call'\.$/,
+    );
+  });
+
+  it("a prompt_cache_key over 64 characters", async () => {
+    expect(await post({ input: "hi", prompt_cache_key: "k".repeat(65) })).toEqual({
+      status: 400,
+      body: refusal(
+        "Invalid 'prompt_cache_key': string too long. Expected a string with maximum length 64, but got a string with length 65 instead.",
+        "prompt_cache_key",
+        "string_above_max_length",
+      ),
+    });
+    expect((await post({ input: "hi", prompt_cache_key: "k".repeat(64) })).status).toBe(200);
+  });
+
+  it("max_output_tokens under 16", async () => {
+    expect(await post({ input: "hi", max_output_tokens: 15 })).toEqual({
+      status: 400,
+      body: refusal(
+        "Invalid 'max_output_tokens': integer below minimum value. Expected a value >= 16, but got 15 instead.",
+        "max_output_tokens",
+        "integer_below_min_value",
+      ),
+    });
+    expect((await post({ input: "hi", max_output_tokens: 16 })).status).toBe(200);
+  });
+
+  it("encrypted reasoning asked of a model that does not reason", async () => {
+    expect(await post({ model: "gpt-4o-mini", input: "hi", include: ["reasoning.encrypted_content"] })).toEqual({
+      status: 400,
+      body: refusal("Encrypted content is not supported with this model.", "include"),
+    });
+  });
+});

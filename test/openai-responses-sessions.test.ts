@@ -1,0 +1,84 @@
+import { describe, expect, it } from "vitest";
+import { promptCacheKey } from "../src/providers/cache-key";
+import { api, createAgent, expectInvalid } from "./support/http";
+import { runTurn, transcriptOf, type Run } from "./support/runs";
+
+/** An agent on the Responses adapter against the strict offline model; `gpt-5-mini` reasons. */
+const responsesAgent = (fields: Record<string, unknown> = {}) =>
+  createAgent({ provider: "openai", base_url: "mock:", model: "gpt-5-mini", tools: [{ type: "builtin", name: "current_time" }], ...fields });
+const patchAgent = (id: string, body: Record<string, unknown>) => api(`/v1/agents/${id}`, { method: "PATCH", body });
+const blocksOf = (messages: Awaited<ReturnType<typeof transcriptOf>>, role: string) =>
+  messages.filter((m) => m.role === role).map((m) => m.content);
+
+describe("Responses sessions on a reasoning model", () => {
+  it("runs a tool call, a final text and another turn, sending reasoning back before the items that followed it", async () => {
+    const agent = await responsesAgent();
+    const first = await runTurn(agent.id, { input: "[[tool current_time {}]] what time is it" });
+    expect(first).toMatchObject({ status: "completed" });
+    expect(first.output).toMatch(/^You said: what time is it\ncurrent_time returned: /);
+    expect(first.metrics.reasoning_tokens).toBeGreaterThan(0);
+    const second = await runTurn(agent.id, { input: "and now?", session_id: first.session_id });
+    expect(second).toMatchObject({ status: "completed", output: "You said: and now?" });
+    const third = await runTurn(agent.id, { input: "[[tool current_time {}]] once more", session_id: first.session_id });
+    expect(third.status).toBe("completed");
+
+    const assistant = blocksOf(await transcriptOf(first.session_id), "assistant");
+    expect(assistant.map((blocks) => blocks.map((b) => b.type))).toEqual([
+      ["reasoning", "tool_call"],
+      ["reasoning", "text"],
+      ["reasoning", "text"],
+      ["reasoning", "tool_call"],
+      ["reasoning", "text"],
+    ]);
+    const [, answer] = assistant[1]!;
+    expect(assistant[1]![0]).toMatchObject({ provider: "openai", provider_data: { id: expect.stringMatching(/^rs_/), encrypted_content: expect.stringMatching(/^gAAAAA/) } });
+    expect(answer).toMatchObject({ type: "text", provider_data: { id: expect.stringMatching(/^msg_/) } });
+  });
+
+  it("takes a client-chosen session id of 128 characters (the prompt_cache_key is a 64-character hash)", async () => {
+    const agent = await responsesAgent({ model: "gpt-4o-mini" });
+    const sessionId = `s${"x".repeat(127)}`;
+    const run = await runTurn(agent.id, { input: "hello", session_id: sessionId });
+    expect(run).toMatchObject({ status: "completed", output: "You said: hello", session_id: sessionId });
+  });
+
+  it("derives one stable 64-character key per tenant and session", async () => {
+    const key = await promptCacheKey("tenant-a", "s".repeat(128));
+    expect(key).toMatch(/^[0-9a-f]{64}$/);
+    expect(await promptCacheKey("tenant-a", "s".repeat(128))).toBe(key);
+    expect(await promptCacheKey("tenant-b", "s".repeat(128))).not.toBe(key);
+    expect(await promptCacheKey("tenant-a", "s".repeat(127))).not.toBe(key);
+  });
+
+  it("forks onto anthropic and back: foreign reasoning is dropped on the way, OpenAI's own goes back", async () => {
+    const agent = await responsesAgent();
+    const run = await runTurn(agent.id, { input: "[[tool current_time {}]] [[tool current_time {}]] two" });
+    expect(run.status).toBe("completed");
+    const checkpoints = (await (await api(`/v1/agents/${agent.id}/runs/${run.id}/checkpoints`)).json<{ data: { id: string }[] }>()).data;
+    expect((await patchAgent(agent.id, { provider: "anthropic", model: "claude-sonnet-4-5" })).status).toBe(200);
+    const fork = await (await api(`/v1/agents/${agent.id}/runs/${run.id}/continue`, { body: { continue_from: checkpoints[0]!.id, input: "[[tool current_time {}]] on anthropic" } })).json<Run>();
+    expect(fork).toMatchObject({ status: "completed", parent_run_id: run.id });
+    expect(fork.output).toMatch(/^You said: on anthropic\ncurrent_time returned: /);
+
+    expect((await patchAgent(agent.id, { provider: "openai", model: "gpt-5-mini" })).status).toBe(200);
+    const back = await runTurn(agent.id, { input: "[[tool current_time {}]] back on openai", session_id: run.session_id });
+    expect(back.status).toBe("completed");
+    expect(back.output).toMatch(/^You said: back on openai\ncurrent_time returned: /);
+    const again = await runTurn(agent.id, { input: "last", session_id: run.session_id });
+    expect(again).toMatchObject({ status: "completed", output: "You said: last" });
+  });
+});
+
+describe("max_output_tokens on openai agents", () => {
+  it("refuses less than 16, the Responses API's minimum, on create and on a PATCH that makes it so", async () => {
+    await expectInvalid(
+      await api("/v1/agents", { body: { provider: "openai", base_url: "mock:", model: "gpt-5-mini", max_output_tokens: 15 } }),
+      "max_output_tokens",
+      /at least 16/,
+    );
+    const small = await createAgent({ provider: "anthropic", base_url: "mock:", max_output_tokens: 8 });
+    await expectInvalid(await patchAgent(small.id, { provider: "openai" }), "max_output_tokens", /at least 16/);
+    const agent = await responsesAgent({ max_output_tokens: 16 });
+    expect(await runTurn(agent.id, { input: "hi" })).toMatchObject({ status: "completed", output: "You said: hi" });
+  });
+});
