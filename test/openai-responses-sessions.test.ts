@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
+import type { Block, Message } from "../src/core/messages";
 import { promptCacheKey } from "../src/providers/cache-key";
+import { toResponsesInput } from "../src/providers/openai-responses-input";
 import { api, createAgent, expectInvalid } from "./support/http";
 import { runTurn, transcriptOf, type Run } from "./support/runs";
 
@@ -80,5 +82,56 @@ describe("max_output_tokens on openai agents", () => {
     await expectInvalid(await patchAgent(small.id, { provider: "openai" }), "max_output_tokens", /at least 16/);
     const agent = await responsesAgent({ max_output_tokens: 16 });
     expect(await runTurn(agent.id, { input: "hi" })).toMatchObject({ status: "completed", output: "You said: hi" });
+  });
+});
+
+describe("Responses input from the neutral transcript", () => {
+  const rs = (id: string, encrypted?: string): Block => ({
+    type: "reasoning",
+    text: "",
+    provider: "openai",
+    provider_data: { id, summary: [], ...(encrypted ? { encrypted_content: encrypted } : {}) },
+  });
+  const said = (text: string, id: string, phase?: string): Block => ({ type: "text", text, provider_data: { id, ...(phase ? { phase } : {}) } });
+  const called = (callId: string, id: string): Block => ({ type: "tool_call", tool_call_id: callId, name: "get_time", arguments: {}, provider_data: { id } });
+  const history: Message[] = [
+    { role: "user", content: [{ type: "text", text: "hi" }] },
+    { role: "assistant", content: [rs("rs_1", "gAAAAAB1"), said("one", "msg_1", "final_answer"), said("two", "msg_1", "final_answer")] },
+    { role: "user", content: [{ type: "text", text: "time?" }] },
+    { role: "assistant", content: [{ type: "reasoning", text: "claude", provider: "anthropic", provider_data: { signature: "s" } }, rs("rs_2", "gAAAAAB2"), called("call_2", "fc_2")] },
+    { role: "tool", content: [{ type: "tool_result", tool_call_id: "call_2", output: "noon", is_error: false }] },
+    // Stored before requests were stateless: no encrypted content to send back.
+    { role: "assistant", content: [rs("rs_3"), said("three", "msg_3")] },
+  ];
+  const message = (id: string, texts: string[], phase?: string) => ({
+    type: "message",
+    id,
+    role: "assistant",
+    status: "completed",
+    content: texts.map((text) => ({ type: "output_text", text, annotations: [] })),
+    ...(phase ? { phase } : {}),
+  });
+
+  it("on a reasoning model: each reasoning item with its encrypted content, right before the item that followed it", () => {
+    expect(toResponsesInput(history, {}, { reasoning: true })).toEqual([
+      { type: "message", role: "user", content: [{ type: "input_text", text: "hi" }] },
+      { type: "reasoning", id: "rs_1", summary: [], encrypted_content: "gAAAAAB1" },
+      message("msg_1", ["one", "two"], "final_answer"),
+      { type: "message", role: "user", content: [{ type: "input_text", text: "time?" }] },
+      { type: "reasoning", id: "rs_2", summary: [], encrypted_content: "gAAAAAB2" },
+      { type: "function_call", id: "fc_2", call_id: "call_2", name: "get_time", arguments: "{}" },
+      { type: "function_call_output", call_id: "call_2", output: "noon" },
+      { type: "message", role: "assistant", content: "three" },
+    ]);
+  });
+
+  it("on another model, or when the item that followed is gone, no reasoning and no ids that point at it", () => {
+    const items = toResponsesInput(history, {}, { reasoning: false });
+    expect(items.filter((item) => item.type === "reasoning")).toEqual([]);
+    expect(items[1]).toEqual({ type: "message", role: "assistant", content: "one\n\ntwo" });
+    expect(items[3]).toEqual({ type: "function_call", call_id: "call_2", name: "get_time", arguments: "{}" });
+    // A cancelled step's call is not sent (src/session/history.ts): its reasoning goes with it.
+    const cancelled: Message[] = [history[0]!, { role: "assistant", content: [rs("rs_4", "gAAAAAB4")] }];
+    expect(toResponsesInput(cancelled, {}, { reasoning: true })).toEqual([{ type: "message", role: "user", content: [{ type: "input_text", text: "hi" }] }]);
   });
 });
