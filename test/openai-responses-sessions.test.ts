@@ -37,6 +37,19 @@ describe("Responses sessions on a reasoning model", () => {
     expect(answer).toMatchObject({ type: "text", provider_data: { id: expect.stringMatching(/^msg_/) } });
   });
 
+  it("compacts a session with tool steps and goes on", async () => {
+    const agent = await responsesAgent({ compaction: { enabled: false, trigger_tokens: 100000, keep_last_messages: 2 } });
+    const first = await runTurn(agent.id, { input: "[[tool current_time {}]] a" });
+    for (const input of ["[[words 50]] b", "[[tool current_time {}]] c"]) {
+      expect((await runTurn(agent.id, { input, session_id: first.session_id })).status).toBe("completed");
+    }
+    const compacted = await api(`/v1/sessions/${first.session_id}/compact`, { method: "POST" });
+    expect(compacted.status).toBe(200);
+    expect(await compacted.json()).toMatchObject({ summary: "You said: Summarise the conversation above." });
+    const next = await runTurn(agent.id, { input: "d", session_id: first.session_id });
+    expect(next).toMatchObject({ status: "completed", output: "You said: d" });
+  });
+
   it("takes a client-chosen session id of 128 characters (the prompt_cache_key is a 64-character hash)", async () => {
     const agent = await responsesAgent({ model: "gpt-4o-mini" });
     const sessionId = `s${"x".repeat(127)}`;
