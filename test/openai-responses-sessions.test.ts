@@ -3,6 +3,7 @@ import type { Block, Message } from "../src/core/messages";
 import { promptCacheKey } from "../src/providers/cache-key";
 import { toResponsesInput } from "../src/providers/openai-responses-input";
 import { api, createAgent, expectInvalid } from "./support/http";
+import { TINY_PNG } from "./support/media";
 import { runTurn, transcriptOf, type Run } from "./support/runs";
 
 /** An agent on the Responses adapter against the strict offline model; `gpt-5-mini` reasons. */
@@ -13,7 +14,7 @@ const blocksOf = (messages: Awaited<ReturnType<typeof transcriptOf>>, role: stri
   messages.filter((m) => m.role === role).map((m) => m.content);
 
 describe("Responses sessions on a reasoning model", () => {
-  it("runs a tool call, a final text and another turn, sending reasoning back before the items that followed it", async () => {
+  it("runs tool calls, final texts, an image and structured output over turns, sending reasoning back before the items that followed it", async () => {
     const agent = await responsesAgent();
     const first = await runTurn(agent.id, { input: "[[tool current_time {}]] what time is it" });
     expect(first).toMatchObject({ status: "completed" });
@@ -21,8 +22,14 @@ describe("Responses sessions on a reasoning model", () => {
     expect(first.metrics.reasoning_tokens).toBeGreaterThan(0);
     const second = await runTurn(agent.id, { input: "and now?", session_id: first.session_id });
     expect(second).toMatchObject({ status: "completed", output: "You said: and now?" });
-    const third = await runTurn(agent.id, { input: "[[tool current_time {}]] once more", session_id: first.session_id });
+    const third = await runTurn(agent.id, {
+      input: [{ type: "text", text: "[[tool current_time {}]] once more" }, { type: "image", media_type: "image/png", data: TINY_PNG }],
+      session_id: first.session_id,
+    });
     expect(third.status).toBe("completed");
+    const schema = { type: "object", properties: { answer: { type: "string" } }, required: ["answer"], additionalProperties: false };
+    const structured = await runTurn(agent.id, { input: "as JSON", session_id: first.session_id, output_schema: schema });
+    expect(structured).toMatchObject({ status: "completed", output: { answer: "sample" } });
 
     const assistant = blocksOf(await transcriptOf(first.session_id), "assistant");
     expect(assistant.map((blocks) => blocks.map((b) => b.type))).toEqual([
@@ -30,6 +37,7 @@ describe("Responses sessions on a reasoning model", () => {
       ["reasoning", "text"],
       ["reasoning", "text"],
       ["reasoning", "tool_call"],
+      ["reasoning", "text"],
       ["reasoning", "text"],
     ]);
     const [, answer] = assistant[1]!;
