@@ -269,6 +269,14 @@ describe("offline model: OpenAI Responses reasoning models", () => {
     expect(plain.reasoning).toEqual({ effort: "medium", summary: null });
   });
 
+  it("leaves the reasoning item alone when the budget went on thinking ([[truncate 0]])", async () => {
+    const { openai } = client();
+    const spent = await openai.responses.stream({ model: reasoner, input: ask("[[truncate 0]] hi"), ...stateless }).finalResponse();
+    expect([spent.status, spent.incomplete_details?.reason]).toEqual(["incomplete", "max_output_tokens"]);
+    expect(spent.output.map((item) => item.type)).toEqual(["reasoning"]);
+    expect(spent.output_text).toBe("");
+  });
+
   it("accepts a multi-turn tool loop sent back item by item, stateless", async () => {
     const { openai } = client();
     const input: ResponseInputItem[] = ask('weather? [[tool get_weather {"city":"Paris"}]]');

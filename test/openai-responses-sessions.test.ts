@@ -45,6 +45,15 @@ describe("Responses sessions on a reasoning model", () => {
     expect(answer).toMatchObject({ type: "text", provider_data: { id: expect.stringMatching(/^msg_/) } });
   });
 
+  it("ends a turn whose budget went on reasoning as output_truncated, and the next turn goes on", async () => {
+    const agent = await responsesAgent();
+    const spent = await runTurn(agent.id, { input: "[[truncate 0]] think hard" });
+    expect(spent).toMatchObject({ status: "error", output: "", error: { type: "output_truncated" } });
+    expect(spent.metrics.reasoning_tokens).toBeGreaterThan(0);
+    const next = await runTurn(agent.id, { input: "[[tool current_time {}]] then", session_id: spent.session_id });
+    expect(next.status).toBe("completed");
+  });
+
   it("compacts a session with tool steps and goes on", async () => {
     const agent = await responsesAgent({ compaction: { enabled: false, trigger_tokens: 100000, keep_last_messages: 2 } });
     const first = await runTurn(agent.id, { input: "[[tool current_time {}]] a" });

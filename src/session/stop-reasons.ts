@@ -20,7 +20,8 @@ export type StoppedAnswer = { error: RunError; content: Block[] };
 export function stoppedAnswer(response: Pick<ModelResponse, "content" | "stop_reason" | "stop_detail">, maxOutputTokens: number): StoppedAnswer | null {
   const error = stopError(response.stop_reason, response.stop_detail ?? response.stop_reason, maxOutputTokens);
   if (!error) return null;
-  const text = response.content.filter((b) => b.type === "text");
+  // Plain text, without provider ids: nothing points the provider at the reasoning that goes.
+  const text = response.content.flatMap((b): Block[] => (b.type === "text" ? [{ type: "text", text: b.text }] : []));
   return { error, content: text.length > 0 ? text : [{ type: "text", text: "" }] };
 }
 
