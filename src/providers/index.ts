@@ -122,7 +122,8 @@ async function tenantAdapter(
     loaded = await loadCredential({ DB: env.DB, CREDENTIALS_KEY: env.CREDENTIALS_KEY }, tenant, id);
   } catch (error) {
     if (error instanceof CredentialError) return failing(name, new ProviderError("auth_error", error.message, false));
-    throw error;
+    // D1 did not answer: a transient failure, retried under the run's own budget like a dropped connection.
+    return failing(name, new ProviderError("provider_error", `Credential ${id} could not be read; try again`, true));
   }
   const { info, secret } = loaded;
   if (info.provider !== name) {
