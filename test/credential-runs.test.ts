@@ -1,6 +1,8 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { credentialsKey, encryptSecret } from "../src/credentials/crypto";
+import { createProvider } from "../src/providers/index";
+import { ProviderError } from "../src/providers/types";
 import { api, createAgent, createTenantToken, expectInvalid } from "./support/http";
 import { runTurn } from "./support/runs";
 import { keyOf, OPERATOR_GATEWAY_TOKEN, OPERATOR_KEYS, PROVIDERS, requestsOf, upstreamBase } from "./support/upstreams";
@@ -87,5 +89,15 @@ describe("an agent on a tenant's own credential", () => {
       retryable: false,
     });
     expect(await requestsOf(env.FOREIGN_UPSTREAM_URL, bucket)).toEqual([]);
+  });
+
+  it("makes a credential store that does not answer a retryable failure of the call, not the end of the run", async () => {
+    const failingDb = { prepare: () => { throw new Error("D1_ERROR: network connection lost"); } } as unknown as D1Database;
+    const adapter = createProvider({ provider: "openai", credential: "any", base_url: upstreamBase(env.FOREIGN_UPSTREAM_URL, "x", "openai") }, { ...env, DB: failingDb }, "t");
+    const error = await adapter
+      .call({ model: "m", messages: [{ role: "user", content: [{ type: "text", text: "hi" }] }], tools: [], max_output_tokens: 16, attempt: 1 }, {})
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ProviderError);
+    expect(error).toMatchObject({ type: "provider_error", retryable: true, message: "Credential any could not be read; try again" });
   });
 });
