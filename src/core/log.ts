@@ -10,7 +10,9 @@ export type LogEvent =
   | { event: "alarm_failed"; message: string }
   | { event: "session_rebuilt"; session_id: string; messages: number; runs: number }
   | { event: "media_missing"; session_id: string; media_id: string }
-  | { event: "media_kept"; session_id: string; run_id: string; objects: number; reason: string };
+  | { event: "media_kept"; session_id: string; run_id: string; objects: number; reason: string }
+  /** An event of a run whose stretch had ended (its terminal event was out) was not emitted. */
+  | { event: "late_event_dropped"; run_id: string; type: string };
 
 export function log(entry: LogEvent): void {
   console.log(JSON.stringify({ at: new Date().toISOString(), ...entry }));

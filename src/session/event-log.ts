@@ -45,6 +45,11 @@ export class EventLog {
     return this.buffer.length > 0;
   }
 
+  /** Opens a stretch of `runId` in this instance: the events that end a run (its finish) go out. */
+  openStretch(runId: string): void {
+    this.open.add(runId);
+  }
+
   /** Whether a stretch of `runId` is under way in this instance (begun, its terminal event not yet emitted). */
   isOpen(runId: string): boolean {
     return this.open.has(runId);

@@ -206,7 +206,10 @@ async function toolStep(host: LoopHost, run: RunRecord, calls: ReturnType<typeof
         session_id: host.sessionId,
         webhookSecret: host.env.WEBHOOK_SECRET,
         environment: host.env.ENVIRONMENT,
+        signal,
       });
+      // A run cancelled while the call ran has ended: its late result is neither recorded nor emitted.
+      if (signal.aborted || host.store.getRun(run.id)?.status !== "running") return;
       host.store.recordToolResult({ tool_call_id: call.tool_call_id, run_id: run.id, ...outcome });
       const current = host.store.getRun(run.id);
       if (current) {

@@ -23,6 +23,9 @@ const WATCHDOG_MS = 60_000;
 /** A failed D1 mirror batch is retried on the alarm after this long. */
 export const OUTBOX_RETRY_MS = 2_000;
 
+/** A run that may still emit events of its own (any other's stretch has ended). */
+const isGoingOn = (status: RunStatus | null) => status === "pending" || status === "running";
+
 /** A refusal the Worker turns into API.md's error answer. */
 export const fail = (type: SessionFailure["type"], message: string, details?: Record<string, unknown>) =>
   ({ ok: false, error: { type, message, details } }) as const;
@@ -268,6 +271,8 @@ export class SessionCore implements LoopHost {
     eventData: Record<string, unknown> = {},
   ): Promise<void> {
     const now = nowIso();
+    // The checkpoint and the terminal event of the run's end go out even when nothing else did here.
+    this.events.openStretch(run.id);
     Object.assign(run, patch, { status });
     if (status !== "paused") {
       run.finished_at = now;
@@ -304,6 +309,12 @@ export class SessionCore implements LoopHost {
   }
 
   emit(run: RunRecord, type: RunEventType, data: Record<string, unknown>): void {
+    // Nothing goes out for a run after its terminal event: a late event (a tool call or a model
+    // stream that a cancel cut short) of a run that is no longer going on is dropped.
+    if (!isTerminal(type) && !this.events.isOpen(run.id) && !isGoingOn(this.store.runStatus(run.id))) {
+      log({ event: "late_event_dropped", run_id: run.id, type });
+      return;
+    }
     const event: RunEvent = { seq: this.nextSeq(), type, run_id: run.id, session_id: run.session_id, created_at: nowIso(), data };
     // A terminal event is stored before anyone sees it: a client that saw a run end can replay it at once.
     if (this.events.record(event, run.agent.store_events !== false)) this.commit(() => []);

@@ -1,6 +1,6 @@
 import type { Block, Message, Role } from "../core/messages";
 import type { RunEvent, RunEventType } from "./events";
-import { ACTIVE_STATUSES, type RunRecord } from "./run-record";
+import { ACTIVE_STATUSES, type RunRecord, type RunStatus } from "./run-record";
 import { parseStored } from "../core/json-depth";
 
 /** One statement for the D1 mirror, kept in the outbox until D1 has it. */
@@ -73,6 +73,11 @@ export class SessionStore {
   getRun(id: string): RunRecord | null {
     const row = this.sql.exec<{ body: string }>("SELECT body FROM runs WHERE id = ?", id).toArray()[0];
     return row ? parseRun(row.body) : null;
+  }
+
+  /** A run's status alone, without reading its body. */
+  runStatus(id: string): RunStatus | null {
+    return this.sql.exec<{ status: RunStatus }>("SELECT status FROM runs WHERE id = ?", id).toArray()[0]?.status ?? null;
   }
 
   putRun(run: RunRecord): void {

@@ -1,5 +1,5 @@
 import { checkOutboundUrl, isRedirect } from "./url-guard";
-import { capOutput, toolError, type ToolOutcome } from "./outcome";
+import { CANCELLED, capOutput, toolError, type ToolOutcome } from "./outcome";
 
 export type BuiltinName = "current_time" | "http_get";
 
@@ -20,11 +20,11 @@ function allowedHosts(metadata: Record<string, unknown>): string[] {
   return Array.isArray(list) ? list.filter((h): h is string => typeof h === "string").map((h) => h.toLowerCase()) : [];
 }
 
-/** Runs a builtin tool inside the Worker. */
+/** Runs a builtin tool inside the Worker; `context.signal` (the run's) aborts it when the run is cancelled. */
 export async function runBuiltin(
   name: BuiltinName,
   args: unknown,
-  context: { metadata: Record<string, unknown>; environment: string | undefined },
+  context: { metadata: Record<string, unknown>; environment: string | undefined; signal: AbortSignal },
 ): Promise<ToolOutcome> {
   switch (name) {
     case "current_time":
@@ -40,7 +40,7 @@ export async function runBuiltin(
       }
       try {
         // A redirect could lead anywhere, past the guard and the allow-list: it is not followed.
-        const response = await fetch(url, { signal: AbortSignal.timeout(10_000), redirect: "manual" });
+        const response = await fetch(url, { signal: AbortSignal.any([context.signal, AbortSignal.timeout(10_000)]), redirect: "manual" });
         if (isRedirect(response.status)) {
           await response.body?.cancel();
           return toolError(`The URL answered a redirect (status ${response.status}); redirects are not followed`);
@@ -48,7 +48,7 @@ export async function runBuiltin(
         const text = capOutput(await response.text());
         return response.ok ? { output: text, is_error: false } : toolError(`HTTP ${response.status}: ${text}`);
       } catch {
-        return toolError("http_get failed to fetch the URL");
+        return toolError(context.signal.aborted ? CANCELLED : "http_get failed to fetch the URL");
       }
     }
   }

@@ -26,6 +26,8 @@ export type ToolContext = {
   session_id: string;
   webhookSecret: string | undefined;
   environment: string | undefined;
+  /** The run's abort signal: a cancel aborts the call in flight. */
+  signal: AbortSignal;
 };
 
 /**
@@ -61,9 +63,10 @@ export async function executeTool(call: ToolCallBlock, context: ToolContext): Pr
         },
         context.webhookSecret,
         context.environment,
+        context.signal,
       );
     case "builtin":
-      return runBuiltin(tool.name, call.arguments, { metadata: context.agent.metadata, environment: context.environment });
+      return runBuiltin(tool.name, call.arguments, { metadata: context.agent.metadata, environment: context.environment, signal: context.signal });
     case "client":
       return toolError(`Tool ${call.name} is answered by the client`);
   }

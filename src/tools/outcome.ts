@@ -1,6 +1,9 @@
 /** What a tool call produced: the text the model sees, and whether it failed. */
 export type ToolOutcome = { output: string; is_error: boolean };
 
+/** The outcome of a call its run's cancel aborted; the loop never records it. */
+export const CANCELLED = "The run was cancelled while the tool ran";
+
 /**
  * Bytes one tool output may take as stored: UTF-8 of its JSON string (a control character
  * counts 6 bytes, `"` and `\` count 2). A step's results share one transcript row, and D1 and

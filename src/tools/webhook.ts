@@ -1,5 +1,5 @@
 import { checkOutboundUrl, isRedirect } from "./url-guard";
-import { capOutput, MAX_TOOL_OUTPUT_BYTES, readCapped, toolError, type ToolOutcome } from "./outcome";
+import { CANCELLED, capOutput, MAX_TOOL_OUTPUT_BYTES, readCapped, toolError, type ToolOutcome } from "./outcome";
 
 export type WebhookCall = {
   url: string;
@@ -23,8 +23,14 @@ async function hmacHex(secret: string, message: string): Promise<string> {
  * POSTs a tool call to its webhook, signed (API.md, Tools). A non-2xx answer or a timeout is a
  * tool error the model sees. `Idempotency-Key` lets the receiver drop the one possible re-send.
  * Redirects are not followed: the signed call goes to the checked URL and nowhere else.
+ * `signal` (the run's) aborts the call when the run is cancelled.
  */
-export async function callWebhook(call: WebhookCall, secret: string | undefined, environment: string | undefined): Promise<ToolOutcome> {
+export async function callWebhook(
+  call: WebhookCall,
+  secret: string | undefined,
+  environment: string | undefined,
+  signal: AbortSignal,
+): Promise<ToolOutcome> {
   const refused = checkOutboundUrl(call.url, environment);
   if (refused) return toolError(`Webhook URL refused: ${refused}`);
   if (!secret) return toolError("Webhook tools need the WEBHOOK_SECRET secret, which is not configured");
@@ -47,7 +53,7 @@ export async function callWebhook(call: WebhookCall, secret: string | undefined,
       },
       body,
       redirect: "manual",
-      signal: AbortSignal.timeout(call.timeout_ms),
+      signal: AbortSignal.any([signal, AbortSignal.timeout(call.timeout_ms)]),
     });
     if (isRedirect(response.status)) {
       await response.body?.cancel();
@@ -58,6 +64,7 @@ export async function callWebhook(call: WebhookCall, secret: string | undefined,
     if (over) return toolError(`Webhook answer is over ${MAX_TOOL_OUTPUT_BYTES} bytes, the limit of a tool output`);
     return { output: text, is_error: false };
   } catch (error) {
+    if (signal.aborted) return toolError(CANCELLED);
     const timedOut = error instanceof Error && (error.name === "TimeoutError" || error.name === "AbortError");
     return toolError(timedOut ? `Webhook timed out after ${call.timeout_ms} ms` : "Webhook request failed to connect");
   }

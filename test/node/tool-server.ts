@@ -16,6 +16,9 @@ type RecordedCall = {
  *   POST /echo/<bucket>        → 200 `{ "echo": <arguments> }`
  *   POST /fail/<bucket>        → 500 "tool exploded"
  *   POST /slow/<bucket>?ms=N   → waits N ms, then 200 "slow done"
+ *   POST /hold/<bucket>?ms=N   → holds the call until its caller hangs up, or N ms (10 000) pass: 200 "held done"
+ *   GET  /held/<bucket>        → answers once the bucket's held call has arrived
+ *   GET  /ended/<bucket>       → answers once it has ended: `{ "outcome": "aborted" | "answered" }`
  *   ANY  /redirect/<bucket>?to=URL&status=N → N (302) with Location: URL (relative to this server)
  *   POST /big/<bucket>?bytes=N → 200 with N bytes of "x"
  *   GET  /calls/<bucket>       → the calls the bucket received, in order
@@ -26,6 +29,12 @@ export async function startToolServer(
   serve: (handler: (request: Request) => Promise<Response>) => Promise<Server>,
 ): Promise<Server> {
   const calls = new Map<string, RecordedCall[]>();
+  const holds = new Map<string, Hold>();
+  const holdOf = (bucket: string) => {
+    const hold = holds.get(bucket) ?? newHold();
+    holds.set(bucket, hold);
+    return hold;
+  };
   return serve(async (request) => {
     const url = new URL(request.url);
     const [, action, bucket = ""] = url.pathname.split("/");
@@ -33,6 +42,8 @@ export async function startToolServer(
       return Response.json(calls.get(bucket) ?? []);
     }
     if (request.method === "GET" && action === "media") return mediaResponse(bucket, url);
+    if (request.method === "GET" && action === "held") return holdOf(bucket).arrived.then(() => new Response("held"));
+    if (request.method === "GET" && action === "ended") return holdOf(bucket).ended.then((outcome) => Response.json({ outcome }));
     const raw = await request.text();
     const timestamp = request.headers.get("x-agentry-timestamp");
     const expected = "sha256=" + createHmac("sha256", WEBHOOK_SECRET).update(`${timestamp}.${raw}`).digest("hex");
@@ -60,9 +71,36 @@ export async function startToolServer(
       await new Promise((r) => setTimeout(r, Number(url.searchParams.get("ms") ?? "1000")));
       return new Response("slow done");
     }
+    if (action === "hold") return held(holdOf(bucket), request, Number(url.searchParams.get("ms") ?? "10000"));
     const args = typeof body === "object" && body !== null && "arguments" in body ? body.arguments : null;
     return Response.json({ echo: args });
   });
+}
+
+/** A held webhook call: whether it has arrived, and how it ended. */
+type Hold = { arrived: Promise<void>; arrive: () => void; ended: Promise<HoldOutcome>; end: (outcome: HoldOutcome) => void };
+type HoldOutcome = "aborted" | "answered";
+
+function newHold(): Hold {
+  let arrive = () => {};
+  let end: (outcome: HoldOutcome) => void = () => {};
+  const arrived = new Promise<void>((resolve) => (arrive = resolve));
+  const ended = new Promise<HoldOutcome>((resolve) => (end = resolve));
+  return { arrived, arrive, ended, end };
+}
+
+/** Holds a call until its caller aborts it (the connection closes) or `ms` pass. */
+async function held(hold: Hold, request: Request, ms: number): Promise<Response> {
+  hold.arrive();
+  const outcome = await new Promise<HoldOutcome>((resolve) => {
+    const timer = setTimeout(() => resolve("answered"), ms);
+    request.signal.addEventListener("abort", () => {
+      clearTimeout(timer);
+      resolve("aborted");
+    });
+  });
+  hold.end(outcome);
+  return new Response("held done");
 }
 
 /** A 1×1 PNG. */
