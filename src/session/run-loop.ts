@@ -187,7 +187,7 @@ function addUsage(run: RunRecord, usage: Usage): void {
 
 async function toolStep(host: LoopHost, run: RunRecord, calls: ReturnType<typeof toolCallsOf>, signal: AbortSignal) {
   const { agent } = run;
-  const unanswered = calls.filter((c) => !host.store.getToolResult(c.tool_call_id));
+  const unanswered = calls.filter((c) => !host.store.getToolResult(run.id, c.tool_call_id));
   // A client call whose arguments could not be read is answered here with a tool error, not paused for.
   const isForClient = (c: ToolCallBlock) => findTool(agent, c.name)?.type === "client" && hasObjectArguments(c);
   const forClient = unanswered.filter(isForClient);
@@ -239,7 +239,7 @@ async function toolStep(host: LoopHost, run: RunRecord, calls: ReturnType<typeof
   }
   const outcomes = fitStepOutputs(
     calls.map((c) => {
-      const entry = host.store.getToolResult(c.tool_call_id);
+      const entry = host.store.getToolResult(run.id, c.tool_call_id);
       return { tool_call_id: c.tool_call_id, output: entry?.output ?? "", is_error: entry?.is_error ?? true };
     }),
   );

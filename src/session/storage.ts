@@ -16,12 +16,20 @@ CREATE TABLE IF NOT EXISTS events (seq INTEGER PRIMARY KEY, run_id TEXT NOT NULL
 CREATE INDEX IF NOT EXISTS events_by_run ON events (run_id, seq);
 `;
 
+/**
+ * The tool-result ledger, keyed by run and call: a provider may reuse a tool_call_id, and a call
+ * of one run must never find another run's result. Objects older than it kept a ledger keyed by
+ * tool_call_id alone (`tool_results`): its rows move here on first use.
+ */
+const LEDGER_SCHEMA = `
+CREATE TABLE IF NOT EXISTS tool_ledger (run_id TEXT NOT NULL, tool_call_id TEXT NOT NULL, output TEXT NOT NULL, is_error INTEGER NOT NULL, PRIMARY KEY (run_id, tool_call_id));
+`;
+
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS runs (id TEXT PRIMARY KEY, status TEXT NOT NULL, body TEXT NOT NULL, created_at TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS messages (idx INTEGER PRIMARY KEY, run_id TEXT NOT NULL, role TEXT NOT NULL, content TEXT NOT NULL, created_at TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS tool_results (tool_call_id TEXT PRIMARY KEY, run_id TEXT NOT NULL, output TEXT NOT NULL, is_error INTEGER NOT NULL);
-CREATE TABLE IF NOT EXISTS outbox (id INTEGER PRIMARY KEY AUTOINCREMENT, statements TEXT NOT NULL);
+${LEDGER_SCHEMA}CREATE TABLE IF NOT EXISTS outbox (id INTEGER PRIMARY KEY AUTOINCREMENT, statements TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS timers (name TEXT PRIMARY KEY, due_at INTEGER NOT NULL);
 ${EVENTS_SCHEMA}
 `;
@@ -141,25 +149,38 @@ export class SessionStore {
       }));
   }
 
-  getToolResult(toolCallId: string): LedgerEntry | null {
+  /** The recorded result of a run's tool call, if any. */
+  getToolResult(runId: string, toolCallId: string): LedgerEntry | null {
+    this.ensureLedger();
     const row = this.sql
       .exec<{ tool_call_id: string; run_id: string; output: string; is_error: number }>(
-        "SELECT tool_call_id, run_id, output, is_error FROM tool_results WHERE tool_call_id = ?",
+        "SELECT tool_call_id, run_id, output, is_error FROM tool_ledger WHERE run_id = ? AND tool_call_id = ?",
+        runId,
         toolCallId,
       )
       .toArray()[0];
     return row ? { ...row, is_error: row.is_error === 1 } : null;
   }
 
-  /** Records a tool result once; a second result for the same call is ignored. */
+  /** Records a tool result once; a second result for the same call of the same run is ignored. */
   recordToolResult(entry: LedgerEntry): void {
+    this.ensureLedger();
     this.sql.exec(
-      "INSERT OR IGNORE INTO tool_results (tool_call_id, run_id, output, is_error) VALUES (?, ?, ?, ?)",
+      "INSERT OR IGNORE INTO tool_ledger (tool_call_id, run_id, output, is_error) VALUES (?, ?, ?, ?)",
       entry.tool_call_id,
       entry.run_id,
       entry.output,
       entry.is_error ? 1 : 0,
     );
+  }
+
+  /** Creates the ledger, moving an older object's rows into it. */
+  private ensureLedger(): void {
+    this.sql.exec(LEDGER_SCHEMA);
+    const legacy = this.sql.exec("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'tool_results'").toArray();
+    if (legacy.length === 0) return;
+    this.sql.exec("INSERT OR IGNORE INTO tool_ledger (run_id, tool_call_id, output, is_error) SELECT run_id, tool_call_id, output, is_error FROM tool_results");
+    this.sql.exec("DROP TABLE tool_results");
   }
 
   enqueueMirror(statements: MirrorStatement[]): void {
