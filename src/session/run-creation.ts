@@ -69,6 +69,8 @@ export async function createRun(core: SessionCore, spec: NewRun): Promise<RunAns
     return [core.mirrorSessionRow(), ...input, core.saveRun(run)];
   });
   if (spec.background) core.setTimer("queue_fallback", Date.now() + core.queueFallbackMs());
+  // A running run is never without its watchdog: an object that dies while the row goes to D1 resumes it.
+  else core.touch();
   try {
     // The run's row reaches D1 before anyone learns its id (GET …/runs/{id} finds it anywhere).
     await core.flush();
