@@ -1,9 +1,10 @@
-import { runInDurableObject } from "cloudflare:test";
+import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { SessionCore } from "../src/session/session-core";
-import { createAgent } from "./support/http";
-import { postRun, type Run } from "./support/runs";
+import { storedEvents } from "./support/events";
+import { api, createAgent } from "./support/http";
+import { postRun, runTurn, type Run } from "./support/runs";
 
 const stubOf = (sessionId: string) => env.SESSION.get(env.SESSION.idFromName(`default/${sessionId}`));
 const coreOf = (instance: unknown) => (instance as { core: SessionCore }).core;
@@ -46,5 +47,25 @@ describe("a run's timers", () => {
     expect(await timersOf(sessionId)).toContain("watchdog");
     await mirror.release();
     expect((await (await posting).json<Run>()).status).toBe("completed");
+  });
+
+  it("emits run_continued for a background fork that starts after an eviction", async () => {
+    const agent = await createAgent();
+    const sessionId = `fork-${crypto.randomUUID()}`;
+    const source = await runTurn(agent.id, { input: "first", session_id: sessionId });
+    // The fork's queue message is kept from the queue: the object's fallback timer starts it.
+    await runInDurableObject(stubOf(sessionId), (instance) => {
+      coreOf(instance).enqueue = async () => {};
+    });
+    const response = await api(`/v1/agents/${agent.id}/runs/${source.id}/continue`, { body: { input: "again", background: true } });
+    expect(response.status).toBe(202);
+    const { run_id } = await response.json<{ run_id: string }>();
+    await evictDurableObject(stubOf(sessionId));
+    await runInDurableObject(stubOf(sessionId), (_instance, state) => state.storage.sql.exec("UPDATE timers SET due_at = 0 WHERE name = 'queue_fallback'"));
+    expect(await runDurableObjectAlarm(stubOf(sessionId))).toBe(true);
+    const run = await (await api(`/v1/agents/${agent.id}/runs/${run_id}?wait=30`)).json<Run>();
+    expect(run.status).toBe("completed");
+    const types = (await storedEvents(agent.id, run_id)).map((e) => e.type);
+    expect(types.slice(0, 2)).toEqual(["run_started", "run_continued"]);
   });
 });

@@ -55,6 +55,7 @@ export async function createRun(core: SessionCore, spec: NewRun): Promise<RunAns
     output_schema: spec.output_schema ?? spec.agent.output_schema ?? null,
     base: spec.base,
   });
+  if (spec.continued_from) run.continued_from = spec.continued_from;
   const stream = spec.stream ? runEventStream(core.hub, run.id) : null;
   const stopped = core.stopOf(run.id);
   core.launching.add(run.id);
@@ -78,7 +79,6 @@ export async function createRun(core: SessionCore, spec: NewRun): Promise<RunAns
   } finally {
     core.launching.delete(run.id);
   }
-  if (!spec.background && core.store.getRun(run.id)?.status === "running") core.begin(run, spec.continued_from);
-  else if (spec.continued_from) core.pendingContinuations.set(run.id, spec.continued_from);
+  if (!spec.background && core.store.getRun(run.id)?.status === "running") core.begin(run);
   return core.answer(run.id, stream, stopped, !spec.background);
 }

@@ -116,6 +116,8 @@ export type RunRecord = {
   overflow_compacted?: boolean;
   /** Internal: the run's last answer was cut or declined; the run ends with this error (stop-reasons.ts). */
   answer_error?: RunError;
+  /** Internal: a branch's `run_continued` data, emitted after its `run_started` (stored: a pending fork may start in another instance). */
+  continued_from?: { from_checkpoint: string | null };
 };
 
 /** A new run's record: what the caller gives, and the fields every run starts with. */
@@ -156,6 +158,7 @@ export function renderRun(run: RunRecord) {
     checkpoints: _checkpoints,
     overflow_compacted: _overflow,
     answer_error: _answerError,
+    continued_from: _continuedFrom,
     ...visible
   } = run;
   return visible;

@@ -42,8 +42,6 @@ export class SessionCore implements LoopHost {
   readonly timers: Timers;
   /** Runs between their creation and their first step: not to be resumed by `wake()`. */
   readonly launching = new Set<string>();
-  /** Branches created pending (background): their `run_continued` waits for their start. */
-  readonly pendingContinuations = new Map<string, { from_checkpoint: string | null }>();
   /** Checkpoints recorded in the current commit, whose events follow it. */
   private readonly newCheckpoints: { run: RunRecord; checkpoint: Checkpoint }[] = [];
   nextSeqValue: number | null = null;
@@ -182,16 +180,15 @@ export class SessionCore implements LoopHost {
     this.commit(() => [this.saveRun(run)]);
     this.setTimer("queue_fallback", null);
     log({ event: "run_started", run_id: run.id, trigger });
-    this.begin(run, this.pendingContinuations.get(run.id));
-    this.pendingContinuations.delete(run.id);
+    this.begin(run);
     this.flushSoon();
     return true;
   }
 
-  /** A run's first events, then its loop. */
-  begin(run: RunRecord, continuedFrom?: { from_checkpoint: string | null }): void {
+  /** A run's first events (a branch's `run_continued`, from its stored record), then its loop. */
+  begin(run: RunRecord): void {
     this.emit(run, "run_started", { agent_id: run.agent_id, agent_version: run.agent_version });
-    if (continuedFrom) this.emit(run, "run_continued", continuedFrom);
+    if (run.continued_from) this.emit(run, "run_continued", run.continued_from);
     this.drive(run.id);
   }
 
