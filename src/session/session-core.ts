@@ -42,6 +42,8 @@ export class SessionCore implements LoopHost {
   readonly timers: Timers;
   /** Runs between their creation and their first step: not to be resumed by `wake()`. */
   readonly launching = new Set<string>();
+  /** Set from the first instant of a delete until its storage is gone: the session takes no new run. */
+  deleting = false;
   /** Checkpoints recorded in the current commit, whose events follow it. */
   private readonly newCheckpoints: { run: RunRecord; checkpoint: Checkpoint }[] = [];
   nextSeqValue: number | null = null;
@@ -110,6 +112,7 @@ export class SessionCore implements LoopHost {
   }
 
   busyFailure() {
+    if (this.deleting) return fail("session_busy", `Session ${this.sessionId} is being deleted`, { session_id: this.sessionId });
     const active = this.store.activeRun();
     if (!active) return null;
     return fail("session_busy", `Session ${active.session_id} has a ${active.status} run`, {

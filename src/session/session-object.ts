@@ -284,24 +284,32 @@ export class SessionObject extends DurableObject<Env> {
   async deleteSession(identity: SessionIdentity): Promise<Result<object>> {
     if (!this.core.store.isInitialized()) await this.core.rebuild(identity);
     if (this.core.store.getMeta("agent_id") === null) return fail("not_found", `Session ${identity.session_id} not found`);
-    const active = this.core.store.activeRun();
-    if (active) {
-      this.core.drivers.get(active.id)?.abort();
-      await this.core.finish(active, "cancelled", {}, { reason: "session deleted" });
+    if (this.core.deleting) return fail("session_busy", `Session ${identity.session_id} is being deleted`, { session_id: identity.session_id });
+    // From here until the storage is gone, no new run starts (busyFailure): one that did would
+    // be mirrored to D1 after its rows were deleted and brought back by the queue.
+    this.core.deleting = true;
+    try {
+      const active = this.core.store.activeRun();
+      if (active) {
+        this.core.drivers.get(active.id)?.abort();
+        await this.core.finish(active, "cancelled", {}, { reason: "session deleted" });
+      }
+      await this.core.flushing;
+      this.core.store.clearOutbox();
+      const statements = deleteSessionRows(identity.tenant, identity.session_id);
+      await this.env.DB.batch(statements.map((s) => this.env.DB.prepare(s.sql).bind(...s.params)));
+      // Before the object's storage goes: a failed R2 call leaves the session deletable again.
+      await deleteSessionMedia(this.env.MEDIA, identity);
+      this.core.drivers.clear();
+      this.core.nextSeqValue = null;
+      this.core.events.reset();
+      this.core.sockets.closeAll(1000, "session deleted");
+      await this.ctx.storage.deleteAlarm();
+      await this.ctx.storage.deleteAll();
+      return { ok: true };
+    } finally {
+      this.core.deleting = false;
     }
-    await this.core.flushing;
-    this.core.store.clearOutbox();
-    const statements = deleteSessionRows(identity.tenant, identity.session_id);
-    await this.env.DB.batch(statements.map((s) => this.env.DB.prepare(s.sql).bind(...s.params)));
-    // Before the object's storage goes: a failed R2 call leaves the session deletable again.
-    await deleteSessionMedia(this.env.MEDIA, identity);
-    this.core.drivers.clear();
-    this.core.nextSeqValue = null;
-    this.core.events.reset();
-    this.core.sockets.closeAll(1000, "session deleted");
-    await this.ctx.storage.deleteAlarm();
-    await this.ctx.storage.deleteAll();
-    return { ok: true };
   }
 
   /** A run's stored events after `after` (API.md, Events of a run). */

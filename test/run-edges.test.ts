@@ -1,0 +1,60 @@
+import { runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { storedEvents } from "./support/events";
+import { deletesSession, holdD1Batch, sessionStub, writesRunStatus } from "./support/held-d1";
+import { api, createAgent } from "./support/http";
+import { postRun, runTurn, type Run } from "./support/runs";
+
+const sessionIdFor = (name: string) => `${name}-${crypto.randomUUID()}`;
+const askUser = { type: "client", name: "ask_user", parameters: { type: "object", properties: {} } };
+const continuePath = (agentId: string, runId: string) => `/v1/agents/${agentId}/runs/${runId}/continue`;
+
+/** The object's in-memory bookkeeping, which a user cannot see but which must not grow. */
+type CoreView = { hub: { size: number }; launching: Set<string>; wake: () => void; store: { putRun: (run: unknown) => void } };
+const coreOf = (instance: unknown) => (instance as { core: CoreView }).core;
+
+/** Resolves when the object is next entered by an RPC call that wakes it (a continue, a GET of a run). */
+function nextEntry(instance: unknown): Promise<void> {
+  const core = coreOf(instance);
+  const wake = core.wake;
+  return new Promise<void>((resolve) => {
+    core.wake = function (this: CoreView) {
+      core.wake = wake;
+      resolve();
+      wake.call(this);
+    };
+  });
+}
+
+/** The run the session's runs list shows first (D1). */
+async function onlyRunOf(agentId: string, sessionId: string): Promise<string> {
+  const list = await (await api(`/v1/agents/${agentId}/runs?session_id=${sessionId}`)).json<{ data: Run[] }>();
+  expect(list.data).toHaveLength(1);
+  return list.data[0]!.id;
+}
+
+describe("the edges of a run", () => {
+  it("refuses a turn that arrives while the session is being deleted, and the session stays deleted", async () => {
+    const agent = await createAgent();
+    const sessionId = sessionIdFor("delete-race");
+    await runTurn(agent.id, { input: "first", session_id: sessionId });
+    const held = await holdD1Batch(sessionId, deletesSession);
+
+    const deleting = api(`/v1/sessions/${sessionId}`, { method: "DELETE" });
+    await held.reached;
+    const during = await postRun(agent.id, { input: "during the delete", session_id: sessionId });
+    expect(during.status).toBe(409);
+    expect((await during.json<{ error: { type: string } }>()).error.type).toBe("session_busy");
+    held.release();
+    expect((await deleting).status).toBe(204);
+
+    expect((await api(`/v1/sessions/${sessionId}`)).status).toBe(404);
+    const runs = await (await api(`/v1/agents/${agent.id}/runs?session_id=${sessionId}`)).json<{ data: Run[] }>();
+    expect(runs.data).toEqual([]);
+    // The id is free again: a new turn starts a new session with nothing of the old one.
+    const next = await runTurn(agent.id, { input: "a new start", session_id: sessionId });
+    expect(next.status).toBe("completed");
+    const transcript = await (await api(`/v1/sessions/${sessionId}/transcript`)).json<{ data: { run_id: string }[] }>();
+    expect(transcript.data.map((m) => m.run_id)).toEqual([next.id, next.id]);
+  });
+});

@@ -1,0 +1,77 @@
+import { runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import type { Env } from "../../src/env";
+
+/** A statement as the object wrote it: its SQL and its parameters. */
+export type SeenStatement = { sql: string; params: unknown[] };
+
+/**
+ * A held D1 batch: resolves `reached` when the object sends it, goes to D1 on `release()`.
+ * `instance` is the object itself, for hooks set while the batch is held (a
+ * `runInDurableObject` call does not get through while the object awaits the held batch).
+ * The test resumes from `reached` in the object's I/O context: a response it opened before
+ * cannot be read after it (workerd refuses I/O across contexts), one it opens after can.
+ */
+export type HeldBatch = { reached: Promise<void>; release: () => void; instance: unknown };
+
+export const sessionStub = (sessionId: string, tenant = "default") => env.SESSION.get(env.SESSION.idFromName(`${tenant}/${sessionId}`));
+
+/**
+ * Swaps the D1 binding of one session's object for one that holds the first batch matching
+ * `matches` until the test releases it (later batches go through). The window between a
+ * local commit and its D1 write, which is milliseconds locally and a network call in
+ * production, stays open for as long as the test needs.
+ */
+export async function holdD1Batch(sessionId: string, matches: (statements: SeenStatement[]) => boolean): Promise<HeldBatch> {
+  let reach!: () => void;
+  let release!: () => void;
+  const reached = new Promise<void>((resolve) => (reach = resolve));
+  const released = new Promise<void>((resolve) => (release = resolve));
+  let armed = true;
+  let object!: unknown;
+  await runInDurableObject(sessionStub(sessionId), (instance) => {
+    object = instance;
+    // The object reads its bindings from `env` (the DurableObject's) and from its core's `env`.
+    const wired = instance as unknown as { env: Env; core: { env: Env } };
+    const real = wired.env.DB;
+    const seen = new WeakMap<object, SeenStatement>();
+    const prepare = (sql: string) => {
+      const statement = real.prepare(sql);
+      const bind = statement.bind.bind(statement);
+      seen.set(statement, { sql, params: [] });
+      statement.bind = (...params: unknown[]) => {
+        const bound = bind(...params);
+        seen.set(bound, { sql, params });
+        return bound;
+      };
+      return statement;
+    };
+    const batch = async <T>(statements: D1PreparedStatement[]): Promise<D1Result<T>[]> => {
+      if (armed && matches(statements.map((s) => seen.get(s) ?? { sql: "", params: [] }))) {
+        armed = false;
+        reach();
+        await released;
+      }
+      return real.batch<T>(statements);
+    };
+    const db = new Proxy(real, {
+      get(target, property) {
+        if (property === "prepare") return prepare;
+        if (property === "batch") return batch;
+        const value: unknown = Reflect.get(target, property);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    const held = { ...wired.env, DB: db };
+    wired.env = held;
+    wired.core.env = held;
+  });
+  return { reached, release, instance: object };
+}
+
+/** True for a batch that writes a run row with `status`. */
+export const writesRunStatus = (status: string) => (statements: SeenStatement[]) =>
+  statements.some((s) => /^\s*INSERT INTO runs\b/.test(s.sql) && s.params.includes(status));
+
+/** True for a batch that deletes the session's rows. */
+export const deletesSession = (statements: SeenStatement[]) => statements.some((s) => /^\s*DELETE FROM sessions\b/i.test(s.sql));
