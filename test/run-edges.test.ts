@@ -57,4 +57,29 @@ describe("the edges of a run", () => {
     const transcript = await (await api(`/v1/sessions/${sessionId}/transcript`)).json<{ data: { run_id: string }[] }>();
     expect(transcript.data.map((m) => m.run_id)).toEqual([next.id, next.id]);
   });
+
+  it("emits a paused run's run_paused before a continue that arrives while its D1 write is in flight", async () => {
+    const agent = await createAgent({ tools: [askUser] });
+    const sessionId = sessionIdFor("pause-race");
+    const held = await holdD1Batch(sessionId, writesRunStatus("paused"));
+    // In the background: no response of the test's is open when the test resumes in the object's context.
+    expect((await postRun(agent.id, { input: "[[tool ask_user {}]] hi", session_id: sessionId, background: true })).status).toBe(202);
+    await held.reached;
+
+    // The object has the run paused: a client sees it and answers the tool call.
+    const runId = await onlyRunOf(agent.id, sessionId);
+    const seen = await (await api(`/v1/agents/${agent.id}/runs/${runId}`)).json<Run>();
+    expect(seen.status).toBe("paused");
+    const toolCallId = (seen.required_actions as { tool_call_id: string }[])[0]!.tool_call_id;
+    const entered = nextEntry(held.instance);
+    const continued = api(continuePath(agent.id, runId), { body: { tool_results: [{ tool_call_id: toolCallId, output: "yes" }] } });
+    await entered;
+    held.release();
+
+    const answer = await continued;
+    expect(answer.status).toBe(200);
+    expect((await answer.json<Run>()).status).toBe("completed");
+    const types = (await storedEvents(agent.id, runId)).map((e) => e.type);
+    expect(types.filter((t) => t.startsWith("run_"))).toEqual(["run_started", "run_paused", "run_continued", "run_completed"]);
+  });
 });

@@ -42,6 +42,8 @@ export class SessionCore implements LoopHost {
   readonly timers: Timers;
   /** Runs between their creation and their first step: not to be resumed by `wake()`. */
   readonly launching = new Set<string>();
+  /** Runs whose stretch has ended in storage but whose terminal event is not out yet (finish). */
+  private readonly finishing = new Map<string, Promise<void>>();
   /** Set from the first instant of a delete until its storage is gone: the session takes no new run. */
   deleting = false;
   /** Checkpoints recorded in the current commit, whose events follow it. */
@@ -247,6 +249,11 @@ export class SessionCore implements LoopHost {
     });
   }
 
+  /** Resolves once the terminal event of a run's ended stretch is out: its next transition may go on. */
+  settled(runId: string): Promise<void> {
+    return this.finishing.get(runId) ?? Promise.resolve();
+  }
+
   async answer(
     runId: string,
     stream: ReadableStream<Uint8Array> | null,
@@ -270,6 +277,10 @@ export class SessionCore implements LoopHost {
     patch: Partial<RunRecord>,
     eventData: Record<string, unknown> = {},
   ): Promise<void> {
+    // The previous stretch's terminal event goes out before this one's (a cancel of a run whose
+    // run_paused is not out yet).
+    const previous = this.finishing.get(run.id);
+    if (previous) await previous;
     const now = nowIso();
     // The checkpoint and the terminal event of the run's end go out even when nothing else did here.
     this.events.openStretch(run.id);
@@ -288,8 +299,26 @@ export class SessionCore implements LoopHost {
     for (const timer of ["watchdog", "retry", "queue_fallback"] as const) this.setTimer(timer, null);
     // The object's own copy of the event log follows the same retention as the D1 mirror's.
     if (status !== "paused") this.store.pruneEvents(eventRetentionCutoff(this.env, new Date()));
-    // Every finished run is in D1 before its terminal event.
+    // Until its terminal event is out, the run's next transition waits (settled()): a continue or
+    // a cancel that saw the stored status would otherwise emit before it.
+    const out = this.announce(run, status, eventData);
+    this.finishing.set(run.id, out);
+    try {
+      await out;
+    } finally {
+      if (this.finishing.get(run.id) === out) this.finishing.delete(run.id);
+    }
+  }
+
+  /** Every finished run is in D1 before its terminal event, which is built from the stored run. */
+  private async announce(finished: RunRecord, status: Exclude<RunStatus, "pending" | "running">, eventData: Record<string, unknown>): Promise<void> {
     await this.flush();
+    let run = finished;
+    try {
+      run = this.store.getRun(finished.id) ?? finished;
+    } catch {
+      // The session was deleted under the run: its last state is the one it finished with.
+    }
     const data: Record<RunStatus, () => Record<string, unknown>> = {
       completed: () => ({ output: run.output, metrics: run.metrics }),
       error: () => ({ error: run.error }),

@@ -117,6 +117,8 @@ export class SessionObject extends DurableObject<Env> {
   async continueRun(request: ContinueRunRequest): Promise<RunAnswer> {
     if (!this.core.store.isInitialized()) await this.core.rebuild(request);
     this.core.wake();
+    // A run that has just paused goes on only once its run_paused is out.
+    await this.core.settled(request.run_id);
     const run = this.core.store.getRun(request.run_id);
     if (!run) return fail("not_found", `Run ${request.run_id} not found`);
     const branching = request.fork === true || request.continue_from !== undefined || request.input !== null;
@@ -243,6 +245,7 @@ export class SessionObject extends DurableObject<Env> {
   /** Cancels a run; idempotent. The turn is free as soon as this answers. */
   async cancelRun(identity: SessionIdentity, runId: string): Promise<Result<{ run: Run }>> {
     if (!this.core.store.isInitialized()) await this.core.rebuild(identity);
+    await this.core.settled(runId);
     const run = this.core.store.getRun(runId);
     if (!run) return fail("not_found", `Run ${runId} not found`);
     if (isActive(run.status)) {
@@ -291,8 +294,9 @@ export class SessionObject extends DurableObject<Env> {
     try {
       const active = this.core.store.activeRun();
       if (active) {
+        await this.core.settled(active.id);
         this.core.drivers.get(active.id)?.abort();
-        await this.core.finish(active, "cancelled", {}, { reason: "session deleted" });
+        await this.core.finish(this.core.store.getRun(active.id) ?? active, "cancelled", {}, { reason: "session deleted" });
       }
       await this.core.flushing;
       this.core.store.clearOutbox();
