@@ -82,4 +82,26 @@ describe("the edges of a run", () => {
     const types = (await storedEvents(agent.id, runId)).map((e) => e.type);
     expect(types.filter((t) => t.startsWith("run_"))).toEqual(["run_started", "run_paused", "run_continued", "run_completed"]);
   });
+
+  it("creates the fork on a retry with the same Idempotency-Key after the first attempt was refused", async () => {
+    const agent = await createAgent({ tools: [askUser] });
+    const sessionId = sessionIdFor("fork-retry");
+    const source = await runTurn(agent.id, { input: "the source", session_id: sessionId });
+    const paused = await runTurn(agent.id, { input: "[[tool ask_user {}]] hold the session", session_id: sessionId });
+    expect(paused.status).toBe("paused");
+    const fork = { body: { input: "a branch", fork: true }, headers: { "idempotency-key": `fork-${crypto.randomUUID()}` } };
+
+    const refused = await api(continuePath(agent.id, source.id), fork);
+    expect(refused.status).toBe(409);
+    expect((await api(`/v1/agents/${agent.id}/runs/${paused.id}/cancel`, { method: "POST" })).status).toBe(200);
+
+    const retried = await api(continuePath(agent.id, source.id), fork);
+    expect(retried.status).toBe(200);
+    const branch = await retried.json<Run>();
+    expect(branch.id).not.toBe(source.id);
+    expect(branch).toMatchObject({ parent_run_id: source.id, status: "completed" });
+    // A second retry answers the same branch.
+    const again = await (await api(continuePath(agent.id, source.id), fork)).json<Run>();
+    expect(again.id).toBe(branch.id);
+  });
 });

@@ -211,9 +211,13 @@ export const runRoutes = newRouter()
     const parts = body.input === undefined ? null : await resolveInput(parseInput(body.input, c.env.ENVIRONMENT), c.env.ENVIRONMENT);
     const identity = { tenant, session_id: stored.session_id };
     const { plan, replay } = await idempotentPlan(c, body, { run_id: newId("run") }, z.object({ run_id: z.string() }));
-    if (replay) {
-      const branch = await callSession(c.env, tenant, stored.session_id, (stub) => stub.getRun(identity, plan.run_id), { idempotent: true });
-      if (!branch.ok) {
+    // Only a paused run takes tool_results, and only in place: a retried branch is asked for again
+    // (the object answers the branch it recorded, or creates it if the first attempt never did).
+    if (replay && body.tool_results.length > 0) {
+      const source = unwrap(await callSession(c.env, tenant, stored.session_id, (stub) => stub.getRun(identity, run_id), { idempotent: true })).run;
+      const answers = new Set(body.tool_results.map((r) => r.tool_call_id));
+      const untouched = source.status === "paused" && source.required_actions.every((a) => answers.has(a.tool_call_id));
+      if (!untouched) {
         // The first request continued the paused run in place: answer it as it stops, as the first answer did.
         const result = await callSession(c.env, tenant, stored.session_id, (stub) => stub.waitForRun(identity, run_id, REPLAY_WAIT_MS), {
           idempotent: true,
