@@ -104,4 +104,39 @@ describe("the edges of a run", () => {
     const again = await (await api(continuePath(agent.id, source.id), fork)).json<Run>();
     expect(again.id).toBe(branch.id);
   });
+
+  it("leaves no waiter behind after idempotent replays and a timed-out ?wait=", async () => {
+    const agent = await createAgent();
+    const sessionId = sessionIdFor("waiters");
+    const headers = { "idempotency-key": `turn-${crypto.randomUUID()}` };
+    const body = { input: "once", session_id: sessionId };
+    const first = await (await api(`/v1/agents/${agent.id}/runs`, { body, headers })).json<Run>();
+    for (let i = 0; i < 5; i++) {
+      expect((await (await api(`/v1/agents/${agent.id}/runs`, { body, headers })).json<Run>()).id).toBe(first.id);
+    }
+    await runInDurableObject(sessionStub(sessionId), (instance) => expect(coreOf(instance).hub.size).toBe(0));
+
+    const slow = await (await postRun(agent.id, { input: "[[slow 60000]] long", session_id: sessionId, background: true })).json<{ run_id: string }>();
+    const waited = await (await api(`/v1/agents/${agent.id}/runs/${slow.run_id}?wait=0.05`)).json<Run>();
+    expect(waited.status).toMatch(/^(pending|running)$/);
+    await runInDurableObject(sessionStub(sessionId), (instance) => expect(coreOf(instance).hub.size).toBe(0));
+    expect((await api(`/v1/agents/${agent.id}/runs/${slow.run_id}/cancel`, { method: "POST" })).status).toBe(200);
+  });
+
+  it("forgets a run whose first commit failed, so the retry's run is resumed like any other", async () => {
+    const agent = await createAgent();
+    const sessionId = sessionIdFor("failed-commit");
+    await runInDurableObject(sessionStub(sessionId), (instance) => {
+      const store = coreOf(instance).store;
+      const putRun = store.putRun;
+      store.putRun = () => {
+        store.putRun = putRun;
+        throw new Error("injected storage failure");
+      };
+    });
+    const failed = await postRun(agent.id, { input: "first", session_id: sessionId });
+    expect(failed.status).toBe(500);
+    await runInDurableObject(sessionStub(sessionId), (instance) => expect([...coreOf(instance).launching]).toEqual([]));
+    expect((await runTurn(agent.id, { input: "again", session_id: sessionId })).status).toBe("completed");
+  });
 });

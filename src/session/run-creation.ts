@@ -33,7 +33,7 @@ export async function createRun(core: SessionCore, spec: NewRun): Promise<RunAns
   if (existing) {
     // A retried request (same Idempotency-Key) is answered the run it created, its events from the start.
     const replay = spec.stream ? core.replayOf(spec, existing.id, 0) : null;
-    return core.answer(existing.id, replay, core.stopOf(existing.id), !spec.background);
+    return core.answer(existing.id, replay, !spec.background);
   }
   const owner = core.store.getMeta("agent_id");
   if (owner !== null && owner !== spec.agent.id) return fail("not_found", `Session ${spec.session_id} not found`);
@@ -56,23 +56,24 @@ export async function createRun(core: SessionCore, spec: NewRun): Promise<RunAns
     base: spec.base,
   });
   if (spec.continued_from) run.continued_from = spec.continued_from;
-  const stream = spec.stream ? runEventStream(core.hub, run.id) : null;
-  const stopped = core.stopOf(run.id);
+  let stream: ReadableStream<Uint8Array> | null = null;
   core.launching.add(run.id);
-  core.commit(() => {
-    if (owner === null) {
-      core.store.setMeta("agent_id", spec.agent.id);
-      core.store.setMeta("created_at", now);
-    }
-    core.store.setMeta("active_run_id", run.id);
-    core.store.setMeta("updated_at", now);
-    const input = spec.input ? [core.appendMessage(run, "user", spec.input)] : [];
-    return [core.mirrorSessionRow(), ...input, core.saveRun(run)];
-  });
-  if (spec.background) core.setTimer("queue_fallback", Date.now() + core.queueFallbackMs());
-  // A running run is never without its watchdog: an object that dies while the row goes to D1 resumes it.
-  else core.touch();
   try {
+    core.commit(() => {
+      if (owner === null) {
+        core.store.setMeta("agent_id", spec.agent.id);
+        core.store.setMeta("created_at", now);
+      }
+      core.store.setMeta("active_run_id", run.id);
+      core.store.setMeta("updated_at", now);
+      const input = spec.input ? [core.appendMessage(run, "user", spec.input)] : [];
+      return [core.mirrorSessionRow(), ...input, core.saveRun(run)];
+    });
+    // Subscribed before the first await: a cancel during the flush below ends the stream too.
+    if (spec.stream) stream = runEventStream(core.hub, run.id);
+    if (spec.background) core.setTimer("queue_fallback", Date.now() + core.queueFallbackMs());
+    // A running run is never without its watchdog: an object that dies while the row goes to D1 resumes it.
+    else core.touch();
     // The run's row reaches D1 before anyone learns its id (GET …/runs/{id} finds it anywhere).
     await core.flush();
     if (spec.background) await core.enqueue(run);
@@ -80,5 +81,5 @@ export async function createRun(core: SessionCore, spec: NewRun): Promise<RunAns
     core.launching.delete(run.id);
   }
   if (!spec.background && core.store.getRun(run.id)?.status === "running") core.begin(run);
-  return core.answer(run.id, stream, stopped, !spec.background);
+  return core.answer(run.id, stream, !spec.background);
 }

@@ -237,15 +237,23 @@ export class SessionCore implements LoopHost {
       });
   }
 
-  /** Resolves when the run's current stretch ends (its terminal event). */
-  stopOf(runId: string): Promise<void> {
+  /**
+   * Resolves when the run's current stretch ends (its terminal event), or after `timeoutMs`;
+   * either way it stops listening. Call it synchronously after reading the run as active: the
+   * terminal event follows the stored status, so it cannot be missed.
+   */
+  stopOf(runId: string, timeoutMs?: number): Promise<void> {
     return new Promise((resolve) => {
+      let timer: ReturnType<typeof setTimeout> | undefined;
       const unsubscribe = this.hub.subscribe((event) => {
-        if (event.run_id === runId && isTerminal(event.type)) {
-          unsubscribe();
-          resolve();
-        }
+        if (event.run_id === runId && isTerminal(event.type)) done();
       });
+      const done = () => {
+        clearTimeout(timer);
+        unsubscribe();
+        resolve();
+      };
+      if (timeoutMs !== undefined) timer = setTimeout(done, timeoutMs);
     });
   }
 
@@ -254,16 +262,12 @@ export class SessionCore implements LoopHost {
     return this.finishing.get(runId) ?? Promise.resolve();
   }
 
-  async answer(
-    runId: string,
-    stream: ReadableStream<Uint8Array> | null,
-    stopped: Promise<void>,
-    waitForStop = true,
-  ): Promise<RunAnswer> {
+  /** The answer to a start or a continue: the stream, or (`waitForStop`) the run once it has stopped. */
+  async answer(runId: string, stream: ReadableStream<Uint8Array> | null, waitForStop = true): Promise<RunAnswer> {
     const current = this.store.getRun(runId);
     if (!current) return fail("not_found", `Run ${runId} not found`);
     if (stream || !waitForStop) return { ok: true, run: renderRun(current), stream };
-    if (current.status === "running" || current.status === "pending") await stopped;
+    if (current.status === "running" || current.status === "pending") await this.stopOf(runId);
     try {
       return { ok: true, run: renderRun(this.store.getRun(runId) ?? current), stream: null };
     } catch {

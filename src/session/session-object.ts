@@ -105,11 +105,7 @@ export class SessionObject extends DurableObject<Env> {
     this.core.wake();
     const run = this.core.store.getRun(runId);
     if (!run) return fail("not_found", `Run ${runId} not found`);
-    if (run.status === "pending" || run.status === "running") {
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      await Promise.race([this.core.stopOf(runId), new Promise((resolve) => (timer = setTimeout(resolve, waitMs)))]);
-      clearTimeout(timer);
-    }
+    if (run.status === "pending" || run.status === "running") await this.core.stopOf(runId, waitMs);
     return { ok: true, run: renderRun(this.core.store.getRun(runId) ?? run) };
   }
 
@@ -151,7 +147,6 @@ export class SessionObject extends DurableObject<Env> {
     if (problem) return fail("invalid_request", problem.message, { fields: [problem] });
 
     const stream = request.stream ? runEventStream(this.core.hub, run.id) : null;
-    const stopped = this.core.stopOf(run.id);
     const answered = run.required_actions;
     run.status = "running";
     run.required_actions = [];
@@ -177,7 +172,7 @@ export class SessionObject extends DurableObject<Env> {
       });
     }
     this.core.drive(run.id);
-    return this.core.answer(run.id, stream, stopped);
+    return this.core.answer(run.id, stream);
   }
 
   /** A sibling of a finished run, from one of its checkpoints or before its last user message. */
