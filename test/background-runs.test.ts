@@ -1,11 +1,10 @@
-import { createExecutionContext, createMessageBatch, getQueueResult, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import worker from "../src/index";
 import { describe, expect, it } from "vitest";
 import { api, createAgent } from "./support/http";
+import { deliverRunMessages, holdRunQueue, sessionStub } from "./support/run-queue";
 import { postRun, readEvents, runTurn, type Run } from "./support/runs";
 
-const stubOf = (sessionId: string) => env.SESSION.get(env.SESSION.idFromName(`default/${sessionId}`));
 const callsOf = async (bucket: string) => (await fetch(`${env.TOOL_SERVER_URL}/calls/${bucket}`)).json<unknown[]>();
 const counted = (bucket: string) => ({
   type: "webhook",
@@ -44,10 +43,16 @@ describe("background runs", () => {
   it("holds the session's turn while pending", async () => {
     const agent = await createAgent();
     const sessionId = `bg-${crypto.randomUUID()}`;
-    const accepted = await startBackground(agent.id, { input: "[[slow 300]] hold", session_id: sessionId });
+    const held = await holdRunQueue(sessionId);
+    const accepted = await startBackground(agent.id, { input: "hold", session_id: sessionId });
     const busy = await postRun(agent.id, { input: "me too", session_id: sessionId });
     expect(busy.status).toBe(409);
-    expect((await busy.json<{ error: { details: { active_run_id: string } } }>()).error.details.active_run_id).toBe(accepted.run_id);
+    expect((await busy.json<{ error: { details: Record<string, unknown> } }>()).error.details).toMatchObject({
+      active_run_id: accepted.run_id,
+      active_status: "pending",
+    });
+    await deliverRunMessages(held);
+    expect((await getRun(agent.id, accepted.run_id, "?wait=20")).status).toBe("completed");
   });
 
   it("long-polls with ?wait= until the run stops", async () => {
@@ -69,53 +74,52 @@ describe("background runs", () => {
   it("never starts a run twice when its message is delivered three times", async () => {
     const bucket = crypto.randomUUID();
     const agent = await createAgent({ tools: [counted(bucket)] });
-    const accepted = await startBackground(agent.id, { input: "[[tool charge {}]] pay once" });
-    const body = { tenant: "default", session_id: accepted.session_id, run_id: accepted.run_id };
-    const batch = createMessageBatch("agentry-runs", [1, 2, 3].map((i) => ({ id: `m${i}`, timestamp: Date.now(), attempts: 1, body })));
-    const ctx = createExecutionContext();
-    await worker.queue(batch, env);
-    const result = await getQueueResult(batch, ctx);
+    const sessionId = `bg-${crypto.randomUUID()}`;
+    const held = await holdRunQueue(sessionId);
+    const accepted = await startBackground(agent.id, { input: "[[tool charge {}]] pay once", session_id: sessionId });
+    expect(held).toEqual([{ tenant: "default", session_id: sessionId, run_id: accepted.run_id }]);
+    const result = await deliverRunMessages([held[0], held[0], held[0]]);
     expect(result.explicitAcks.sort()).toEqual(["m1", "m2", "m3"]);
     expect(result.retryMessages).toEqual([]);
     const run = await getRun(agent.id, accepted.run_id, "?wait=20");
     expect(run.status).toBe("completed");
     expect(run.metrics.model_calls).toBe(2);
-    // The real queue delivered its own copy too: still one execution of the tool.
-    await new Promise((r) => setTimeout(r, 1500));
     expect(await callsOf(bucket)).toHaveLength(1);
   });
 
   it("acks a malformed message and ends a dead-lettered pending run in error", async () => {
-    const agent = await createAgent({ tools: [{ type: "client", name: "ask", parameters: { type: "object", properties: {} } }] });
+    const agent = await createAgent();
     const sessionId = `dlq-${crypto.randomUUID()}`;
-    // A paused run holds the session; cancel it and create a pending run through the object directly.
-    const accepted = await startBackground(agent.id, { input: "[[slow 2000]] never delivered", session_id: sessionId });
-    const batch = createMessageBatch("agentry-runs-dlq", [
-      { id: "bad", timestamp: Date.now(), attempts: 1, body: { nope: true } },
-      { id: "dead", timestamp: Date.now(), attempts: 1, body: { tenant: "default", session_id: sessionId, run_id: accepted.run_id } },
-    ]);
-    const ctx = createExecutionContext();
-    await worker.queue(batch, env);
-    expect((await getQueueResult(batch, ctx)).explicitAcks.sort()).toEqual(["bad", "dead"]);
-    const run = await getRun(agent.id, accepted.run_id, "?wait=10");
-    // Either the real queue started it before the dead letter came (then it completes), or it ends in error.
-    if (run.status === "error") expect(run.error?.message).toMatch(/dead-lettered/);
-    else expect(run.status).toBe("completed");
+    const held = await holdRunQueue(sessionId);
+    const accepted = await startBackground(agent.id, { input: "never delivered", session_id: sessionId });
+    const result = await deliverRunMessages([{ nope: true }, held[0]], "agentry-runs-dlq");
+    expect(result.explicitAcks.sort()).toEqual(["m1", "m2"]);
+    const run = await getRun(agent.id, accepted.run_id);
+    expect(run.status).toBe("error");
+    expect(run.error?.message).toMatch(/dead-lettered/);
+    // A late copy of the message starts nothing, and the session takes the next turn.
+    await deliverRunMessages(held);
+    expect((await getRun(agent.id, accepted.run_id)).status).toBe("error");
+    expect((await runTurn(agent.id, { input: "next", session_id: sessionId })).status).toBe("completed");
   });
 
   it("starts a pending run whose message never comes, from the object's fallback timer", async () => {
     const agent = await createAgent();
-    const accepted = await startBackground(agent.id, { input: "fallback" });
-    const stub = stubOf(accepted.session_id);
-    const due = await runInDurableObject(stub, (_instance, state) => {
-      const rows = state.storage.sql.exec<{ name: string; due_at: number }>("SELECT name, due_at FROM timers").toArray();
+    const sessionId = `fallback-${crypto.randomUUID()}`;
+    await holdRunQueue(sessionId);
+    const before = Date.now();
+    const accepted = await startBackground(agent.id, { input: "fallback", session_id: sessionId });
+    const stub = sessionStub(sessionId);
+    const fallback = await runInDurableObject(stub, (_instance, state) => {
+      const row = state.storage.sql.exec<{ due_at: number }>("SELECT due_at FROM timers WHERE name = 'queue_fallback'").one();
       state.storage.sql.exec("UPDATE timers SET due_at = 0 WHERE name = 'queue_fallback'");
-      return rows;
+      return row;
     });
-    const fallback = due.find((t) => t.name === "queue_fallback");
-    // Armed about QUEUE_FALLBACK_SECONDS (30 s) ahead, unless the queue already started the run.
-    if (fallback) expect(fallback.due_at).toBeGreaterThan(Date.now() + 20_000);
-    await runDurableObjectAlarm(stub);
+    // Armed QUEUE_FALLBACK_SECONDS (30 s) after the run was created.
+    expect(fallback.due_at).toBeGreaterThanOrEqual(before + 30_000);
+    expect(fallback.due_at).toBeLessThanOrEqual(Date.now() + 30_000);
+    expect((await getRun(agent.id, accepted.run_id)).status).toBe("pending");
+    expect(await runDurableObjectAlarm(stub)).toBe(true);
     const run = await getRun(agent.id, accepted.run_id, "?wait=10");
     expect(run.status).toBe("completed");
     expect(run.output).toBe("You said: fallback");
@@ -124,20 +128,15 @@ describe("background runs", () => {
   it("cancels a pending run: it never starts, and its message is a no-op", async () => {
     const bucket = crypto.randomUUID();
     const agent = await createAgent({ tools: [counted(bucket)] });
-    const accepted = await startBackground(agent.id, { input: "[[tool charge {}]] cancelled before it ran" });
+    const sessionId = `cancel-${crypto.randomUUID()}`;
+    const held = await holdRunQueue(sessionId);
+    const accepted = await startBackground(agent.id, { input: "[[tool charge {}]] cancelled before it ran", session_id: sessionId });
     const cancelled = await (await api(`/v1/agents/${agent.id}/runs/${accepted.run_id}/cancel`, { method: "POST" })).json<Run>();
-    expect(["cancelled", "completed"]).toContain(cancelled.status);
-    if (cancelled.status === "cancelled") {
-      const batch = createMessageBatch("agentry-runs", [
-        { id: "late", timestamp: Date.now(), attempts: 1, body: { tenant: "default", session_id: accepted.session_id, run_id: accepted.run_id } },
-      ]);
-      const ctx = createExecutionContext();
-      await worker.queue(batch, env);
-      await getQueueResult(batch, ctx);
-      await new Promise((r) => setTimeout(r, 1500));
-      expect((await getRun(agent.id, accepted.run_id)).status).toBe("cancelled");
-      expect(await callsOf(bucket)).toHaveLength(0);
-      expect((await runTurn(agent.id, { input: "next", session_id: accepted.session_id })).status).toBe("completed");
-    }
+    expect(cancelled.status).toBe("cancelled");
+    const result = await deliverRunMessages(held);
+    expect(result.explicitAcks).toEqual(["m1"]);
+    expect((await getRun(agent.id, accepted.run_id)).status).toBe("cancelled");
+    expect((await runTurn(agent.id, { input: "next", session_id: sessionId })).status).toBe("completed");
+    expect(await callsOf(bucket)).toHaveLength(0);
   });
 });

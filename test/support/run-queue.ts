@@ -1,0 +1,49 @@
+import { createExecutionContext, createMessageBatch, getQueueResult, runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import worker from "../../src/index";
+import type { Env } from "../../src/env";
+import type { RunMessage } from "../../src/session/run-message";
+
+export type { RunMessage };
+
+/** The session object's stub, as the Worker names it (`tenant/session_id`). */
+export const sessionStub = (sessionId: string, tenant = "default") => env.SESSION.get(env.SESSION.idFromName(`${tenant}/${sessionId}`));
+
+/**
+ * Keeps a session's background-run messages away from the real test queue, whose consumer would
+ * otherwise race the test: the live object instance of the session gets a RUNS binding that only
+ * records what it sends (every other binding stays the real one). Call it before the session's
+ * first background run; deliver the recorded messages with `deliverRunMessages`. The swap lives
+ * as long as that instance: a test that evicts or resets the object gets the real queue back.
+ */
+export async function holdRunQueue(sessionId: string, tenant = "default"): Promise<RunMessage[]> {
+  const sent: RunMessage[] = [];
+  const recording = {
+    send: async (message: RunMessage) => {
+      sent.push(message);
+    },
+    sendBatch: async (messages: Iterable<MessageSendRequest<RunMessage>>) => {
+      for (const message of messages) sent.push(message.body);
+    },
+  };
+  await runInDurableObject(sessionStub(sessionId, tenant), (instance) => {
+    // SessionObject keeps its bindings on its private core (session-core.ts); `env` is a plain property there.
+    const core = (instance as unknown as { core: { env: Env } }).core;
+    core.env = Object.create(core.env, { RUNS: { value: recording } }) as Env;
+  });
+  return sent;
+}
+
+/**
+ * Delivers `bodies` to the Worker's queue handler as one batch of `queue` (attempt 1 each,
+ * ids `m1`, `m2`, …) and waits until the handler and everything it left running are done.
+ */
+export async function deliverRunMessages(bodies: unknown[], queue = "agentry-runs") {
+  const batch = createMessageBatch(
+    queue,
+    bodies.map((body, i) => ({ id: `m${i + 1}`, timestamp: new Date(), attempts: 1, body })),
+  );
+  const ctx = createExecutionContext();
+  await worker.queue(batch, env, ctx);
+  return getQueueResult(batch, ctx);
+}
