@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
+import { SseReader } from "./support/events";
 import { api, createAgent } from "./support/http";
 import { mediaKeys, TINY_PNG } from "./support/media";
+import { gateTool, openGate } from "./support/tool-gate";
 import { postRun, readEvents, runTurn, transcriptOf, type Run } from "./support/runs";
 
 type Checkpoint = { id: string; run_id: string; step: number; after: string; tool_call_id: string | null; tool_name: string | null; message_index: number };
@@ -128,10 +130,11 @@ describe("continue_from and fork", () => {
     const agent = await createAgent();
     const failed = await runTurn(agent.id, { input: "[[fail 500 x1]] retry me" });
     expect(failed.status).toBe("error");
+    // The directive counts attempts per model call: the new run's attempt 1 fails too, and the one retry it now has succeeds.
+    expect((await api(`/v1/agents/${agent.id}`, { method: "PATCH", body: { retries: 1, delay_between_retries: 0 } })).status).toBe(200);
     const again = await (await continueRun(agent.id, failed.id, {})).json<Run>();
-    // Attempt 1 of the new run's model call fails again (the directive counts per model call).
-    expect(again.parent_run_id).toBe(failed.id);
-    expect(["error", "completed"]).toContain(again.status);
+    expect(again).toMatchObject({ status: "completed", parent_run_id: failed.id, output: "You said: retry me", attempts: 2 });
+    expect(again.metrics.retries).toBe(1);
   });
 
   it("refuses a cancelled run in place (409) but forks it from a checkpoint", async () => {
@@ -157,14 +160,17 @@ describe("continue_from and fork", () => {
   });
 
   it("answers 404 for an unknown checkpoint, and a branch takes the session's turn", async () => {
-    const agent = await createAgent();
+    const bucket = crypto.randomUUID();
+    const agent = await createAgent({ tools: [gateTool(bucket)] });
     const run = await runTurn(agent.id, { input: "hi" });
     expect((await continueRun(agent.id, run.id, { continue_from: "ckpt_nope", input: "x" })).status).toBe(404);
-    const slow = await postRun(agent.id, { input: "[[slow 500]] busy", session_id: run.session_id, stream: true });
-    await new Promise((r) => setTimeout(r, 100));
+    // The next turn stays in its tool step until the gate opens.
+    const held = new SseReader(await postRun(agent.id, { input: "[[tool wait {}]] busy", session_id: run.session_id, stream: true }));
+    await held.until("tool_call_started");
     const busy = await continueRun(agent.id, run.id, { input: "branch" });
     expect(busy.status).toBe(409);
-    await slow.text();
+    await openGate(bucket);
+    expect((await held.rest()).at(-1)?.type).toBe("run_completed");
   });
 
   it("takes an image in a branch's input, stored like a turn's", async () => {

@@ -19,6 +19,8 @@ type RecordedCall = {
  *   POST /hold/<bucket>?ms=N   → holds the call until its caller hangs up, or N ms (10 000) pass: 200 "held done"
  *   GET  /held/<bucket>        → answers once the bucket's held call has arrived
  *   GET  /ended/<bucket>       → answers once it has ended: `{ "outcome": "aborted" | "answered" }`
+ *   POST /gate/<bucket>        → waits until the test opens the bucket's gate, then 200 "gate opened"
+ *   POST /open/<bucket>        → opens the gate: held and later gate calls answer (not recorded)
  *   ANY  /redirect/<bucket>?to=URL&status=N → N (302) with Location: URL (relative to this server)
  *   POST /big/<bucket>?bytes=N → 200 with N bytes of "x"
  *   GET  /calls/<bucket>       → the calls the bucket received, in order
@@ -35,6 +37,17 @@ export async function startToolServer(
     holds.set(bucket, hold);
     return hold;
   };
+  const gates = new Map<string, { opened: Promise<void>; open: () => void }>();
+  const gateOf = (bucket: string) => {
+    let gate = gates.get(bucket);
+    if (!gate) {
+      let open = () => {};
+      const opened = new Promise<void>((resolve) => (open = resolve));
+      gate = { opened, open };
+      gates.set(bucket, gate);
+    }
+    return gate;
+  };
   return serve(async (request) => {
     const url = new URL(request.url);
     const [, action, bucket = ""] = url.pathname.split("/");
@@ -44,6 +57,10 @@ export async function startToolServer(
     if (request.method === "GET" && action === "media") return mediaResponse(bucket, url);
     if (request.method === "GET" && action === "held") return holdOf(bucket).arrived.then(() => new Response("held"));
     if (request.method === "GET" && action === "ended") return holdOf(bucket).ended.then((outcome) => Response.json({ outcome }));
+    if (request.method === "POST" && action === "open") {
+      gateOf(bucket).open();
+      return new Response("opened");
+    }
     const raw = await request.text();
     const timestamp = request.headers.get("x-agentry-timestamp");
     const expected = "sha256=" + createHmac("sha256", WEBHOOK_SECRET).update(`${timestamp}.${raw}`).digest("hex");
@@ -70,6 +87,10 @@ export async function startToolServer(
     if (action === "slow") {
       await new Promise((r) => setTimeout(r, Number(url.searchParams.get("ms") ?? "1000")));
       return new Response("slow done");
+    }
+    if (action === "gate") {
+      await gateOf(bucket).opened;
+      return new Response("gate opened");
     }
     if (action === "hold") return held(holdOf(bucket), request, Number(url.searchParams.get("ms") ?? "10000"));
     const args = typeof body === "object" && body !== null && "arguments" in body ? body.arguments : null;

@@ -63,6 +63,17 @@ export class SseReader {
     return events;
   }
 
+  /** Events up to and including the first of `type` (fails if the stream ends first). */
+  async until(type: RunEvent["type"]): Promise<RunEvent[]> {
+    const events: RunEvent[] = [];
+    for (;;) {
+      const event = await this.next();
+      if (!event) throw new Error(`stream ended before a ${type} event`);
+      events.push(event);
+      if (event.type === type) return events;
+    }
+  }
+
   /** Every event until the server closes the stream. */
   async rest(): Promise<RunEvent[]> {
     const events: RunEvent[] = [];

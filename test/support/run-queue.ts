@@ -44,6 +44,6 @@ export async function deliverRunMessages(bodies: unknown[], queue = "agentry-run
     bodies.map((body, i) => ({ id: `m${i + 1}`, timestamp: new Date(), attempts: 1, body })),
   );
   const ctx = createExecutionContext();
-  await worker.queue(batch, env, ctx);
+  await worker.queue(batch, env);
   return getQueueResult(batch, ctx);
 }
