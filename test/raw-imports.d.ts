@@ -1,0 +1,5 @@
+/** Vite's `?raw` imports (vitest): a file's text. */
+declare module "*?raw" {
+  const text: string;
+  export default text;
+}
