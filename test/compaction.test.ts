@@ -2,7 +2,8 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { api, createAgent } from "./support/http";
 import { PROVIDERS, upstreamBase } from "./support/upstreams";
-import { postRun, readEvents, runTurn } from "./support/runs";
+import { SseReader } from "./support/events";
+import { HOLD_MODEL, postRun, readEvents, runTurn } from "./support/runs";
 
 type Message = { index: number; role: string; run_id: string; content: { type: string; text?: string; replaces?: [number, number] }[] };
 const transcript = async (sessionId: string, query = "") =>
@@ -57,10 +58,11 @@ describe("compaction", () => {
   it("answers 409 while a run is in progress, and 404 for an unknown session", async () => {
     const agent = await createAgent();
     const sessionId = `compact-busy-${crypto.randomUUID()}`;
-    const slow = await postRun(agent.id, { input: "[[slow 600]] busy", session_id: sessionId, stream: true });
-    await new Promise((r) => setTimeout(r, 150));
+    const held = new SseReader(await postRun(agent.id, { input: `${HOLD_MODEL} busy`, session_id: sessionId, stream: true }));
+    const [started] = await held.until("model_request_started");
     expect((await api(`/v1/sessions/${sessionId}/compact`, { method: "POST" })).status).toBe(409);
-    await slow.text();
+    expect((await api(`/v1/agents/${agent.id}/runs/${started!.run_id}/cancel`, { method: "POST" })).status).toBe(200);
+    expect((await held.rest()).at(-1)?.type).toBe("run_cancelled");
     expect((await api(`/v1/sessions/ses_unknown/compact`, { method: "POST" })).status).toBe(404);
   });
 

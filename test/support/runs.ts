@@ -4,6 +4,13 @@ import { ADMIN_TOKEN, api } from "./http";
 
 export type { Run, RunEvent };
 
+/**
+ * A directive for an input whose model call answers only long after any test has ended (the offline
+ * model's `[[slow]]`, which a cancel aborts at once): the run stays in its model step, running and
+ * holding its session, until the test cancels it or deletes its session.
+ */
+export const HOLD_MODEL = "[[slow 600000]]";
+
 /** POSTs a turn and returns the raw response. */
 export const postRun = (agentId: string, body: Record<string, unknown>, token: string = ADMIN_TOKEN) =>
   api(`/v1/agents/${agentId}/runs`, { body }, token);
