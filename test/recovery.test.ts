@@ -1,52 +1,57 @@
-import { abortAllDurableObjects, createScheduledController, evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { abortAllDurableObjects, createScheduledController, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import worker from "../src/index";
 import { api, createAgent } from "./support/http";
-import { postRun, transcriptOf, type Run } from "./support/runs";
+import { SseReader } from "./support/events";
+import { HOLD_MODEL, postRun, transcriptOf, type Run } from "./support/runs";
+import { callsReceived, openGate } from "./support/tool-server";
 
 const stubOf = (sessionId: string) => env.SESSION.get(env.SESSION.idFromName(`default/${sessionId}`));
-const callsOf = async (bucket: string) =>
-  (await fetch(`${env.TOOL_SERVER_URL}/calls/${bucket}`)).json<{ body: { name: string }; idempotency_key: string }[]>();
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/**
+ * An agent with two webhook tools on one bucket of the test tool server: `first` answers at once,
+ * `second` is held at the bucket's gate until the test opens it.
+ */
 async function multiStepAgent(bucket: string) {
-  const webhook = (name: string) => ({ type: "webhook", name, parameters: { type: "object", properties: {} }, url: `${env.TOOL_SERVER_URL}/echo/${bucket}` });
-  return createAgent({ tools: [webhook("first"), webhook("second")] });
+  const webhook = (name: string, action: string) => ({ type: "webhook", name, parameters: { type: "object", properties: {} }, url: `${env.TOOL_SERVER_URL}/${action}/${bucket}` });
+  return createAgent({ tools: [webhook("first", "echo"), webhook("second", "gate")] });
 }
 
-/** Starts a three-step background run (two webhook steps, then the answer), each model call 600 ms. */
+/** Starts a three-step background run (two webhook steps, then the answer). */
 async function startLongRun(agentId: string) {
-  const response = await postRun(agentId, { input: "[[tool first {}]] [[tool second {}]] [[slow 600]] go", background: true });
+  const response = await postRun(agentId, { input: "[[tool first {}]] [[tool second {}]] go", background: true });
   return response.json<{ run_id: string; session_id: string }>();
 }
 
-/** Waits until the mirror shows the first tool's result, i.e. the run is in its second model call. */
-async function waitForFirstToolResult(sessionId: string) {
-  for (let i = 0; i < 200; i++) {
-    const row = await env.DB.prepare("SELECT COUNT(*) AS n FROM messages WHERE session_id = ? AND role = 'tool'").bind(sessionId).first<{ n: number }>();
-    if ((row?.n ?? 0) >= 1) return;
-    await sleep(25);
-  }
-  throw new Error("the run never reached its first tool result");
-}
+/**
+ * Waits until the run is inside its second webhook call: the first tool's result is recorded and
+ * the tool server holds the second call at its gate, so the run is mid-run for as long as the test wants.
+ */
+const inSecondToolCall = (bucket: string) => callsReceived(bucket, 2);
 
-/** Waits, without touching the run's object, until the D1 mirror shows the run in `status`. */
+/** Waits, without touching the run's object, until the D1 mirror shows the run in `status` (within 15 s). */
 async function mirroredStatusBecomes(runId: string, status: string): Promise<boolean> {
-  for (let i = 0; i < 200; i++) {
+  const deadline = Date.now() + 15_000;
+  while (Date.now() < deadline) {
     const row = await env.DB.prepare("SELECT status FROM runs WHERE id = ?").bind(runId).first<{ status: string }>();
     if (row?.status === status) return true;
-    await sleep(50);
+    await scheduler.wait(50);
   }
   return false;
 }
 
+/**
+ * The run completed once: `first` ran once (its result was recorded before the crash), `second`
+ * was in flight at the crash and was sent again with the same Idempotency-Key (docs/tools.md).
+ */
 async function expectCompletedOnce(agentId: string, runId: string, sessionId: string, bucket: string) {
   const run = await (await api(`/v1/agents/${agentId}/runs/${runId}?wait=20`)).json<Run>();
   expect(run.status).toBe("completed");
-  expect(run.output).toBe('You said: go\nfirst returned: {"echo":{}}\nsecond returned: {"echo":{}}');
-  const calls = await callsOf(bucket);
-  expect(calls.map((c) => c.body.name)).toEqual(["first", "second"]);
+  expect(run.output).toBe('You said: go\nfirst returned: {"echo":{}}\nsecond returned: gate opened');
+  const calls = await callsReceived<{ body: { name: string }; idempotency_key: string }>(bucket);
+  expect(calls.map((c) => c.body.name)).toEqual(["first", "second", "second"]);
+  expect(calls[2]!.idempotency_key).toBe(calls[1]!.idempotency_key);
   expect((await transcriptOf(sessionId)).map((m) => m.role)).toEqual(["user", "assistant", "tool", "assistant", "tool", "assistant"]);
 }
 
@@ -55,17 +60,9 @@ describe("recovery after a crash", () => {
     const bucket = crypto.randomUUID();
     const agent = await multiStepAgent(bucket);
     const { run_id, session_id } = await startLongRun(agent.id);
-    await waitForFirstToolResult(session_id);
+    await inSecondToolCall(bucket);
     await abortAllDurableObjects();
-    await expectCompletedOnce(agent.id, run_id, session_id, bucket);
-  });
-
-  it("resumes a run whose object was evicted mid-run", async () => {
-    const bucket = crypto.randomUUID();
-    const agent = await multiStepAgent(bucket);
-    const { run_id, session_id } = await startLongRun(agent.id);
-    await waitForFirstToolResult(session_id);
-    await evictDurableObject(stubOf(session_id));
+    await openGate(bucket);
     await expectCompletedOnce(agent.id, run_id, session_id, bucket);
   });
 });
@@ -75,8 +72,9 @@ describe("the watchdog alarm", () => {
     const bucket = crypto.randomUUID();
     const agent = await multiStepAgent(bucket);
     const { run_id, session_id } = await startLongRun(agent.id);
-    await waitForFirstToolResult(session_id);
+    await inSecondToolCall(bucket);
     await abortAllDurableObjects();
+    await openGate(bucket);
     const stub = stubOf(session_id);
     // The watchdog is armed a minute ahead of every step: make it due, then ring the alarm as the platform would.
     const watchdog = await runInDurableObject(stub, (_i, state) => {
@@ -96,8 +94,9 @@ describe("the Cron trigger", () => {
     const bucket = crypto.randomUUID();
     const agent = await multiStepAgent(bucket);
     const { run_id, session_id } = await startLongRun(agent.id);
-    await waitForFirstToolResult(session_id);
+    await inSecondToolCall(bucket);
     await abortAllDurableObjects();
+    await openGate(bucket);
     // Nobody touches the object: only the sweeper can bring the run back.
     await env.DB.prepare("UPDATE runs SET updated_at = '2000-01-01T00:00:00.000Z' WHERE id = ?").bind(run_id).run();
     await worker.scheduled(createScheduledController({ scheduledTime: Date.now(), cron: "*/5 * * * *" }), env);
@@ -107,9 +106,10 @@ describe("the Cron trigger", () => {
 
   it("ends a run that sweeps keep finding stuck, after MAX_RUN_SWEEPS", async () => {
     const agent = await createAgent();
-    const { run_id, session_id } = await (await postRun(agent.id, { input: "[[slow 60000]] forever", background: true })).json<{ run_id: string; session_id: string }>();
-    await sleep(200);
+    const held = new SseReader(await postRun(agent.id, { input: `${HOLD_MODEL} forever`, stream: true }));
+    const { run_id, session_id } = (await held.until("model_request_started"))[0]!;
     await abortAllDurableObjects();
+    await held.cancel().catch(() => {});
     await runInDurableObject(stubOf(session_id), (_i, state) => {
       const row = state.storage.sql.exec<{ body: string }>("SELECT body FROM runs WHERE id = ?", run_id).one();
       const body = { ...(JSON.parse(row.body) as Record<string, unknown>), sweeps: 3 };

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { SseReader } from "./support/events";
 import { api, createAgent } from "./support/http";
 import { mediaKeys, TINY_PNG } from "./support/media";
-import { gateTool, openGate } from "./support/tool-gate";
+import { gateTool, openGate } from "./support/tool-server";
 import { postRun, readEvents, runTurn, transcriptOf, type Run } from "./support/runs";
 
 type Checkpoint = { id: string; run_id: string; step: number; after: string; tool_call_id: string | null; tool_name: string | null; message_index: number };

@@ -24,6 +24,7 @@ type RecordedCall = {
  *   ANY  /redirect/<bucket>?to=URL&status=N → N (302) with Location: URL (relative to this server)
  *   POST /big/<bucket>?bytes=N → 200 with N bytes of "x"
  *   GET  /calls/<bucket>       → the calls the bucket received, in order
+ *   GET  /calls/<bucket>?count=N → the same, once the bucket has received at least N calls
  *   GET  /media/<kind>         → png (a 1×1 PNG), text (text/plain), big (a 6 MB "PNG"),
  *                                redirect (302 to /media/png), missing (404): image URL tests
  */
@@ -37,6 +38,8 @@ export async function startToolServer(
     holds.set(bucket, hold);
     return hold;
   };
+  /** Waiting `?count=` readers, checked whenever a call is recorded. */
+  let readers: (() => void)[] = [];
   const gates = new Map<string, { opened: Promise<void>; open: () => void }>();
   const gateOf = (bucket: string) => {
     let gate = gates.get(bucket);
@@ -52,6 +55,8 @@ export async function startToolServer(
     const url = new URL(request.url);
     const [, action, bucket = ""] = url.pathname.split("/");
     if (request.method === "GET" && action === "calls") {
+      const count = Number(url.searchParams.get("count") ?? "0");
+      while ((calls.get(bucket)?.length ?? 0) < count) await new Promise<void>((resolve) => readers.push(resolve));
       return Response.json(calls.get(bucket) ?? []);
     }
     if (request.method === "GET" && action === "media") return mediaResponse(bucket, url);
@@ -78,6 +83,9 @@ export async function startToolServer(
       timestamp,
     });
     calls.set(bucket, list);
+    const waiting = readers;
+    readers = [];
+    for (const wake of waiting) wake();
     if (action === "fail") return new Response("tool exploded", { status: 500 });
     if (action === "redirect") {
       const location = new URL(url.searchParams.get("to") ?? "/", url).toString();

@@ -16,3 +16,10 @@ export async function openGate(bucket: string): Promise<void> {
   const response = await fetch(`${env.TOOL_SERVER_URL}/open/${bucket}`, { method: "POST" });
   if (!response.ok) throw new Error(`open gate: ${response.status}`);
 }
+
+/** The calls the test tool server recorded for `bucket`, once there are at least `count` of them. */
+export async function callsReceived<T = { body: unknown; idempotency_key: string | null }>(bucket: string, count = 0): Promise<T[]> {
+  const response = await fetch(`${env.TOOL_SERVER_URL}/calls/${bucket}?count=${count}`);
+  if (!response.ok) throw new Error(`calls: ${response.status}`);
+  return response.json<T[]>();
+}
