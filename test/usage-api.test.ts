@@ -167,9 +167,10 @@ describe("the daily usage roll-up and GET /v1/usage", () => {
       cache_write_tokens: sum((m) => m.cache_write_tokens),
     });
     expect(row?.input_tokens).toBeGreaterThan(0);
-    const costs = runs.map((r) => r.metrics.cost_usd).filter((c) => c !== null);
-    if (costs.length === 0) expect(row?.cost_usd).toBeNull();
-    else expect(row?.cost_usd).toBeCloseTo(costs.reduce((x, y) => x + y, 0), 9);
+    // The agent is priced: both runs have a cost, and the day's row is their sum.
+    const costs = runs.map((r) => r.metrics.cost_usd);
+    expect(costs.every((c) => typeof c === "number" && c > 0)).toBe(true);
+    expect(row?.cost_usd).toBeCloseTo((costs as number[]).reduce((x, y) => x + y, 0), 9);
   });
 
   it("rolls up yesterday and today for the Cron trigger", async () => {
