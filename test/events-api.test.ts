@@ -5,6 +5,7 @@ import { openSse } from "../src/session/sse";
 import { SseReader, isStrictlyIncreasing, storedEvents, textOf, watchRun, type RunEvent } from "./support/events";
 import { ADMIN_TOKEN, api, createAgent, createTenantToken } from "./support/http";
 import { postRun, readEvents, runTurn, type Run } from "./support/runs";
+import { gateTool, openGate } from "./support/tool-server";
 
 const stubOf = (sessionId: string) => env.SESSION.get(env.SESSION.idFromName(`default/${sessionId}`));
 const sessionIdFor = (name: string) => `${name}-${crypto.randomUUID()}`;
@@ -136,14 +137,16 @@ describe("GET …/runs/{run_id}/events (JSON)", () => {
 
 describe("GET …/runs/{run_id}/events (SSE)", () => {
   it("replays the stored events, then tails the live ones until the run's terminal event", async () => {
-    const agent = await createAgent();
-    const post = new SseReader(await postRun(agent.id, { input: "[[slow 500]] [[words 8]]", stream: true }));
-    const head = await post.take(2);
+    const bucket = crypto.randomUUID();
+    const agent = await createAgent({ tools: [gateTool(bucket)] });
+    const post = new SseReader(await postRun(agent.id, { input: "[[tool wait {}]] [[words 8]]", stream: true }));
+    const head = await post.until("tool_call_started");
     const runId = head[0]!.run_id;
     const response = await watchRun(agent.id, runId);
     expect(response.headers.get("content-type")).toContain("text/event-stream");
-    // The watcher subscribed while the run was still going: what follows comes live.
+    // The watcher subscribed while the run waits at the gate: what follows comes live.
     expect(await runStatus(agent.id, runId)).toBe("running");
+    await openGate(bucket);
     const watched = await new SseReader(response).rest();
     const all = [...head, ...(await post.rest())];
     expect(watched).toEqual(all);
@@ -164,13 +167,15 @@ describe("GET …/runs/{run_id}/events (SSE)", () => {
   });
 
   it("resumes a lost stream from Last-Event-ID with no gap and no duplicate, while the run goes on", async () => {
-    const agent = await createAgent();
-    const post = new SseReader(await postRun(agent.id, { input: "[[slow 300]] [[words 30]]", stream: true }));
-    const seen = await post.take(6);
+    const bucket = crypto.randomUUID();
+    const agent = await createAgent({ tools: [gateTool(bucket)] });
+    const post = new SseReader(await postRun(agent.id, { input: "[[tool wait {}]] [[words 30]]", stream: true }));
+    const seen = await post.until("tool_call_started");
     await post.cancel();
     const runId = seen[0]!.run_id;
-    // The client is gone; the run is not.
+    // The client is gone; the run, held at the gate, is not.
     expect(await runStatus(agent.id, runId)).toBe("running");
+    await openGate(bucket);
     // Last-Event-ID wins over the `after` of the URL (an EventSource reconnects to the same URL).
     const resumed = await watchRun(agent.id, runId, { lastEventId: seen.at(-1)!.seq, query: "?after=0" });
     expect(resumed.status).toBe(200);
@@ -179,7 +184,8 @@ describe("GET …/runs/{run_id}/events (SSE)", () => {
     const whole = [...seen, ...rest];
     expect(whole).toEqual(await storedEvents(agent.id, runId));
     expect(whole.at(-1)?.type).toBe("run_completed");
-    expect(textOf(whole)).toBe(whole.at(-1)?.data.output);
+    // The answer is the text of the step after the tool's.
+    expect(textOf(whole.filter((e) => e.data.step === 2))).toBe(whole.at(-1)?.data.output);
     expect(isStrictlyIncreasing(whole.map((e) => e.seq))).toBe(true);
   });
 

@@ -2,22 +2,29 @@ import { evictDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { api, createAgent } from "./support/http";
+import { SseReader } from "./support/events";
 import { postRun, runTurn, transcriptOf, type Run } from "./support/runs";
+import { callsReceived, gateTool, openGate } from "./support/tool-server";
 
 const stubOf = (sessionId: string) => env.SESSION.get(env.SESSION.idFromName(`default/${sessionId}`));
 
 describe("the turn lock", () => {
   it("accepts exactly one of 20 concurrent turns, answers 409 to the rest, then takes the next turn", async () => {
-    const agent = await createAgent();
+    // Whichever turn wins stays in its tool step until the gate opens: the other 19 all arrive while it runs.
+    const bucket = crypto.randomUUID();
+    const agent = await createAgent({ tools: [gateTool(bucket)] });
     const sessionId = `lock-${crypto.randomUUID()}`;
     const responses = await Promise.all(
-      Array.from({ length: 20 }, (_, i) => postRun(agent.id, { input: `[[slow 300]] turn ${i}`, session_id: sessionId })),
+      Array.from({ length: 20 }, (_, i) => postRun(agent.id, { input: `[[tool wait {}]] turn ${i}`, session_id: sessionId, stream: true })),
     );
     const accepted = responses.filter((r) => r.status === 200);
     const refused = responses.filter((r) => r.status === 409);
     expect(accepted).toHaveLength(1);
     expect(refused).toHaveLength(19);
-    const winner = await accepted[0]!.json<Run>();
+    await openGate(bucket);
+    const events = await new SseReader(accepted[0]!).rest();
+    expect(events.at(-1)?.type).toBe("run_completed");
+    const winner = await (await api(`/v1/agents/${agent.id}/runs/${events[0]!.run_id}`)).json<Run>();
     expect(winner.status).toBe("completed");
     for (const response of refused) {
       expect(response.headers.get("retry-after")).toBe("1");
@@ -25,14 +32,15 @@ describe("the turn lock", () => {
       expect(body.error.type).toBe("session_busy");
       expect(body.error.details).toEqual({ session_id: sessionId, active_run_id: winner.id, active_status: "running" });
     }
-    // Nothing of the refused turns was stored: one run, its two messages.
+    // Nothing of the refused turns was stored: one run, its four messages (input, tool call, tool result, answer).
     const runs = await (await api(`/v1/agents/${agent.id}/runs?session_id=${sessionId}`)).json<{ data: Run[] }>();
     expect(runs.data.map((r) => r.id)).toEqual([winner.id]);
-    expect(await transcriptOf(sessionId)).toHaveLength(2);
+    expect(await transcriptOf(sessionId)).toHaveLength(4);
+    expect(await callsReceived(bucket)).toHaveLength(1);
 
     const next = await runTurn(agent.id, { input: "after", session_id: sessionId });
     expect(next.status).toBe("completed");
-    expect(await transcriptOf(sessionId)).toHaveLength(4);
+    expect(await transcriptOf(sessionId)).toHaveLength(6);
   });
 
   it("holds the session while a run is paused, across an eviction of the object", async () => {
