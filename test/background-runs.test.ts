@@ -4,8 +4,8 @@ import { describe, expect, it } from "vitest";
 import { api, createAgent } from "./support/http";
 import { deliverRunMessages, holdRunQueue, sessionStub } from "./support/run-queue";
 import { postRun, readEvents, runTurn, type Run } from "./support/runs";
+import { callsReceived } from "./support/tool-server";
 
-const callsOf = async (bucket: string) => (await fetch(`${env.TOOL_SERVER_URL}/calls/${bucket}`)).json<unknown[]>();
 const counted = (bucket: string) => ({
   type: "webhook",
   name: "charge",
@@ -84,7 +84,7 @@ describe("background runs", () => {
     const run = await getRun(agent.id, accepted.run_id, "?wait=20");
     expect(run.status).toBe("completed");
     expect(run.metrics.model_calls).toBe(2);
-    expect(await callsOf(bucket)).toHaveLength(1);
+    expect(await callsReceived(bucket)).toHaveLength(1);
   });
 
   it("acks a malformed message and ends a dead-lettered pending run in error", async () => {
@@ -137,6 +137,6 @@ describe("background runs", () => {
     expect(result.explicitAcks).toEqual(["m1"]);
     expect((await getRun(agent.id, accepted.run_id)).status).toBe("cancelled");
     expect((await runTurn(agent.id, { input: "next", session_id: sessionId })).status).toBe("completed");
-    expect(await callsOf(bucket)).toHaveLength(0);
+    expect(await callsReceived(bucket)).toHaveLength(0);
   });
 });

@@ -4,11 +4,11 @@ import { ApiError } from "../src/api/errors";
 import { fetchImage } from "../src/media/fetch-image";
 import { createAgent } from "./support/http";
 import { runTurn, transcriptOf } from "./support/runs";
+import { callsReceived } from "./support/tool-server";
 
 type RecordedCall = { body: unknown; signature_valid: boolean };
 
 const bucket = () => crypto.randomUUID();
-const callsOf = async (b: string) => (await fetch(`${env.TOOL_SERVER_URL}/calls/${b}`)).json<RecordedCall[]>();
 /** A tool server URL that answers `status` with a Location to `/echo/<target>`, which records every hit. */
 const redirectUrl = (from: string, target: string, status = 302) =>
   `${env.TOOL_SERVER_URL}/redirect/${from}?status=${status}&to=${encodeURIComponent(`/echo/${target}`)}`;
@@ -26,8 +26,8 @@ describe("redirects of outbound calls", () => {
       expect(run.output, `${status}`).toBe(`hook returned: ${error}`);
       const transcript = await transcriptOf(run.session_id);
       expect(transcript[2]?.content[0], `${status}`).toMatchObject({ type: "tool_result", output: error, is_error: true });
-      expect((await callsOf(from)).map((c) => c.signature_valid), `${status}`).toEqual([true]);
-      expect(await callsOf(target), `${status}`).toEqual([]);
+      expect((await callsReceived<RecordedCall>(from)).map((c) => c.signature_valid), `${status}`).toEqual([true]);
+      expect(await callsReceived<RecordedCall>(target), `${status}`).toEqual([]);
     }
   });
 
@@ -41,8 +41,8 @@ describe("redirects of outbound calls", () => {
     expect(run.output).toBe("http_get returned: The URL answered a redirect (status 302); redirects are not followed");
     const transcript = await transcriptOf(run.session_id);
     expect(transcript[2]?.content[0]).toMatchObject({ type: "tool_result", is_error: true });
-    expect(await callsOf(from)).toHaveLength(1);
-    expect(await callsOf(target)).toEqual([]);
+    expect(await callsReceived<RecordedCall>(from)).toHaveLength(1);
+    expect(await callsReceived<RecordedCall>(target)).toEqual([]);
   });
 
   // The tests' Worker runs with ENVIRONMENT=development, where the guard lets loopback URLs pass, so the
@@ -64,8 +64,8 @@ describe("redirects of outbound calls", () => {
       );
       expect(failure, to).toBeInstanceOf(ApiError);
       expect((failure as ApiError).message, to).toBe(`The image at input.1.url redirected to a URL that ${reason}`);
-      expect(await callsOf(from), to).toHaveLength(1);
-      expect(await callsOf(target), to).toEqual([]);
+      expect(await callsReceived<RecordedCall>(from), to).toHaveLength(1);
+      expect(await callsReceived<RecordedCall>(target), to).toEqual([]);
     }
   });
 });

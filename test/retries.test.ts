@@ -4,9 +4,9 @@ import { describe, expect, it } from "vitest";
 import { SseReader } from "./support/events";
 import { api, createAgent } from "./support/http";
 import { postRun, readEvents, runTurn, type Run } from "./support/runs";
+import { callsReceived } from "./support/tool-server";
 
 const stubOf = (sessionId: string) => env.SESSION.get(env.SESSION.idFromName(`default/${sessionId}`));
-const callsOf = async (bucket: string) => (await fetch(`${env.TOOL_SERVER_URL}/calls/${bucket}`)).json<unknown[]>();
 const retrying = { retries: 3, delay_between_retries: 0.05 };
 
 /** Starts a background run and returns once its stream shows the `retry` event: the run waits on its alarm. */
@@ -93,7 +93,7 @@ describe("retries", () => {
     const run = await runTurn(agent.id, { input: "[[tool charge {}]] [[fail 500 x1]] pay" });
     expect(run).toMatchObject({ status: "completed", attempts: 3 });
     expect(run.metrics).toMatchObject({ model_calls: 2, tool_calls: 1, retries: 2 });
-    expect(await callsOf(bucket)).toHaveLength(1);
+    expect(await callsReceived(bucket)).toHaveLength(1);
   });
 
   it("waits on the object's alarm: an object that dies during the wait still retries", async () => {

@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { REFUSAL_TEXT } from "../src/mock-model/plan";
 import { api, createAgent } from "./support/http";
 import { postRun, readEvents, runTurn, transcriptOf, type Run, type RunEvent } from "./support/runs";
+import { callsReceived } from "./support/tool-server";
 
 /**
  * Stop reasons (API.md, The Run object; docs/providers.md, Stop reasons): an answer cut at the
@@ -17,7 +18,6 @@ const routes = {
 };
 
 type RecordedCall = { body: { tool_call_id: string; name: string } };
-const callsOf = async (bucket: string) => (await fetch(`${env.TOOL_SERVER_URL}/calls/${bucket}`)).json<RecordedCall[]>();
 
 /** Streams a turn; returns its events and the Run as stored once it ended. */
 async function streamTurn(agentId: string, body: Record<string, unknown>): Promise<{ events: RunEvent[]; run: Run }> {
@@ -66,7 +66,7 @@ describe.each(Object.entries(routes))("stop reasons, %s", (_route, baseUrl) => {
     expect(run.metrics.tool_calls).toBe(0);
     expect(events.map((e) => e.type)).not.toContain("tool_call_started");
     expect(events.at(-1)).toMatchObject({ type: "run_error", data: { error: { type: "output_truncated" } } });
-    expect(await callsOf(bucket)).toHaveLength(0);
+    expect(await callsReceived<RecordedCall>(bucket)).toHaveLength(0);
     const transcript = await transcriptOf(sessionId);
     expect(transcript.map((m) => m.role)).toEqual(["user", "assistant"]);
     expect(transcript[1]?.content.some((b) => b.type === "tool_call")).toBe(false);
@@ -74,7 +74,7 @@ describe.each(Object.entries(routes))("stop reasons, %s", (_route, baseUrl) => {
     const next = await runTurn(agent.id, { input: "and now?", session_id: sessionId });
     expect(next.status).toBe("completed");
     expect(next.output).toBe("You said: and now?");
-    expect(await callsOf(bucket)).toHaveLength(0);
+    expect(await callsReceived<RecordedCall>(bucket)).toHaveLength(0);
   });
 
   it.each(providers)("%s: a refusal ends the run with refused and what the model said", async (provider) => {

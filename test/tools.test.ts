@@ -2,6 +2,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { api, createAgent } from "./support/http";
 import { postRun, readEvents, runTurn, transcriptOf, type Run } from "./support/runs";
+import { callsReceived } from "./support/tool-server";
 
 type RecordedCall = {
   body: { tool_call_id: string; name: string; arguments: unknown; run_id: string; session_id: string };
@@ -10,7 +11,6 @@ type RecordedCall = {
 };
 
 const bucket = () => crypto.randomUUID();
-const callsOf = async (b: string) => (await fetch(`${env.TOOL_SERVER_URL}/calls/${b}`)).json<RecordedCall[]>();
 const webhook = (name: string, url: string, extra: Record<string, unknown> = {}) => ({
   type: "webhook",
   name,
@@ -28,7 +28,7 @@ describe("webhook tools", () => {
     expect(run.status).toBe("completed");
     expect(run.output).toBe('You said: weather?\nget_weather returned: {"echo":{"city":"Paris"}}');
     expect(run.metrics).toMatchObject({ model_calls: 2, tool_calls: 1 });
-    const calls = await callsOf(b);
+    const calls = await callsReceived<RecordedCall>(b);
     expect(calls).toHaveLength(1);
     const [call] = calls;
     expect(call?.signature_valid).toBe(true);
@@ -72,7 +72,7 @@ describe("webhook tools", () => {
     expect(run.status).toBe("completed");
     expect(run.output).toBe('You said: both\na returned: {"echo":{"city":"A"}}\nb returned: {"echo":{"city":"B"}}');
     expect(run.metrics).toMatchObject({ model_calls: 2, tool_calls: 2 });
-    expect(await callsOf(b)).toHaveLength(2);
+    expect(await callsReceived<RecordedCall>(b)).toHaveLength(2);
     const transcript = await transcriptOf(run.session_id);
     expect(transcript.map((m) => m.role)).toEqual(["user", "assistant", "tool", "assistant"]);
     expect(transcript[1]?.content.filter((c) => c.type === "tool_call")).toHaveLength(2);
