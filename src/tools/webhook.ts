@@ -1,3 +1,4 @@
+import { toHex } from "../core/hash";
 import { checkOutboundUrl, isRedirect } from "./url-guard";
 import { CANCELLED, capOutput, MAX_TOOL_OUTPUT_BYTES, readCapped, toolError, type ToolOutcome } from "./outcome";
 
@@ -16,7 +17,7 @@ async function hmacHex(secret: string, message: string): Promise<string> {
     "sign",
   ]);
   const mac = await crypto.subtle.sign("HMAC", key, new TextEncoder().encode(message));
-  return Array.from(new Uint8Array(mac), (b) => b.toString(16).padStart(2, "0")).join("");
+  return toHex(mac);
 }
 
 /**
