@@ -1,6 +1,5 @@
 import type { ProviderEnv } from "./providers";
-import type { RunMessage } from "./session/run-message";
-import type { SessionObject } from "./session/session-object";
+import type { RunMessage, SessionObject } from "./session";
 
 /** Bindings, variables and secrets of the Worker (wrangler.toml, `.dev.vars`, `wrangler secret put`). */
 export interface Env extends ProviderEnv {

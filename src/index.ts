@@ -3,7 +3,7 @@ import type { Env } from "./env";
 import { consumeRuns } from "./maintenance/run-queue";
 import { runMaintenance } from "./maintenance/sweeper";
 
-export { SessionObject } from "./session/session-object";
+export { SessionObject } from "./session";
 
 const app = createApp();
 

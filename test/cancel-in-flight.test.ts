@@ -1,7 +1,7 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import type { SessionCore } from "../src/session/session-core";
+import type { SessionCore } from "../src/session/object/session-core";
 import { SseReader, storedEvents, watchRun } from "./support/events";
 import { api, createAgent } from "./support/http";
 import { postRun, type Run } from "./support/runs";

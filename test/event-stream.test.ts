@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { replayStream } from "../src/session/event-stream";
-import { EventHub, type RunEvent, type RunEventType } from "../src/session/events";
+import { replayStream } from "../src/session/stream/replay-stream";
+import { EventHub, type RunEvent, type RunEventType } from "../src/session/stream/events";
 import { SseReader } from "./support/events";
 
 const event = (seq: number, type: RunEventType = "content_delta", runId = "run_a"): RunEvent => ({

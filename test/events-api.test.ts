@@ -1,7 +1,7 @@
 import { abortAllDurableObjects, evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { openSse } from "../src/session/sse";
+import { openSse } from "../src/session/stream/sse";
 import { SseReader, isStrictlyIncreasing, storedEvents, textOf, watchRun, type RunEvent } from "./support/events";
 import { ADMIN_TOKEN, api, createAgent, createTenantToken } from "./support/http";
 import { postRun, readEvents, runTurn, type Run } from "./support/runs";

@@ -160,7 +160,7 @@ describe("Responses input from the neutral transcript", () => {
     expect(items.filter((item) => item.type === "reasoning")).toEqual([]);
     expect(items[1]).toEqual({ type: "message", role: "assistant", content: "one\n\ntwo" });
     expect(items[3]).toEqual({ type: "function_call", call_id: "call_2", name: "get_time", arguments: "{}" });
-    // A cancelled step's call is not sent (src/session/history.ts): its reasoning goes with it.
+    // A cancelled step's call is not sent (src/session/transcript/message-parts.ts): its reasoning goes with it.
     const cancelled: Message[] = [history[0]!, { role: "assistant", content: [rs("rs_4", "gAAAAAB4")] }];
     expect(toResponsesInput(cancelled, {}, { reasoning: true })).toEqual([{ type: "message", role: "user", content: [{ type: "input_text", text: "hi" }] }]);
   });

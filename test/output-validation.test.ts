@@ -8,8 +8,8 @@ import { OpenAIChatProvider } from "../src/providers/openai-chat";
 import { OpenAIResponsesProvider } from "../src/providers/openai-responses";
 import { inProcessFetch, type SdkFetch } from "../src/providers/sdk-config";
 import { isStrictSchema } from "../src/providers/strict-schema";
-import { emptyMetrics, newRunRecord, type RunRecord } from "../src/session/run-record";
-import { finalOutcome, holdForRepair, outputSchemaOf, repairRequest, withRepair } from "../src/session/structured-output";
+import { emptyMetrics, newRunRecord, type RunRecord } from "../src/session/run/run-record";
+import { finalOutcome, holdForRepair, outputSchemaOf, repairRequest, withRepair } from "../src/session/run/structured-output";
 
 const PERSON = {
   type: "object",

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ProviderError } from "../src/providers/types";
-import { retryDecision } from "../src/session/retry-policy";
+import { retryDecision } from "../src/session/run/retry-policy";
 
 const retryable = (retryAfterMs: number | null = null) => new ProviderError("overloaded", "Overloaded", true, 529, retryAfterMs);
 const settings = { retries: 3, delay_between_retries: 1, exponential_backoff: false };

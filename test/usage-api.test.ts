@@ -2,14 +2,14 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { UsageDay } from "../src/db/usage";
 import { rollUpRecentUsage, rollUpUsage } from "../src/maintenance/usage-rollup";
-import { emptyMetrics, type RunMetrics } from "../src/session/run-record";
+import { emptyMetrics, type RunMetrics } from "../src/session/run/run-record";
 import { api, createAgent, createTenantToken, uniqueTenant } from "./support/http";
 import { runTurn, type Run } from "./support/runs";
 
 type ErrorBody = { error: { type: string; details: { fields: { path: string }[] } } };
 
 /**
- * Writes a run into the D1 mirror as the Session object does (src/session/mirror.ts): a
+ * Writes a run into the D1 mirror as the Session object does (src/session/store/mirror-statements.ts): a
  * fixture row with the metrics a priced run would have, since the offline model's runs are
  * not priced (mock-1 is not in the table).
  */

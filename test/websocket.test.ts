@@ -1,7 +1,7 @@
 import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import type { SessionObject } from "../src/session/session-object";
+import type { SessionObject } from "../src/session/object/session-object";
 import { connectSocket, isStrictlyIncreasing, openSocket, storedEvents, type RunEvent } from "./support/events";
 import { ADMIN_TOKEN, api, createAgent, createTenantToken } from "./support/http";
 import { postRun, runTurn } from "./support/runs";

@@ -1,8 +1,7 @@
 import { log } from "../core/log";
 import type { Env } from "../env";
 import { releaseUnreferenced, stageInput, deleteMedia, type ResolvedPart } from "../media";
-import type { RunAnswer } from "../session/protocol";
-import type { InputPart } from "../session/run-record";
+import type { InputPart, RunAnswer } from "../session";
 import { callSession } from "./session-client";
 
 /** The turn a request starts: whose session, and the run id planned for it. */

@@ -1,6 +1,5 @@
 import type { Env } from "../env";
-import type { SessionObject } from "../session/session-object";
-import type { Result, SessionFailure } from "../session/protocol";
+import type { Result, SessionFailure, SessionObject } from "../session";
 import { ApiError } from "./errors";
 
 /**

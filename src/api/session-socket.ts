@@ -1,7 +1,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { CLIENT_ID } from "../core/ids";
 import { findSession } from "../db/sessions";
-import { upgradeRequest } from "../session/sockets";
+import { upgradeRequest } from "../session";
 import { invalidFields, notFound, type FieldError } from "./errors";
 import { authErrors, errorResponses } from "./responses";
 import { bearerSecurity, newRouter } from "./router";

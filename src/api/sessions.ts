@@ -1,9 +1,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { CLIENT_ID } from "../core/ids";
 import { findSession, listSessions } from "../db/sessions";
-import { isActive } from "../session/run-record";
-import type { SessionView } from "../session/protocol";
-import { sumMetrics } from "../session/session-view";
+import { isActive, sumMetrics, type SessionView } from "../session";
 import { notFound } from "./errors";
 import { decodeCursor, listQuery, listSchema, page } from "./pagination";
 import { findAgent } from "../db/agents";

@@ -1,7 +1,7 @@
 import { and, desc, eq, lt, or, type SQL } from "drizzle-orm";
 import { notFound } from "../api/errors";
 import type { Cursor } from "../api/pagination";
-import type { RunRecord } from "../session/run-record";
+import type { RunRecord } from "../session";
 import { database } from "./client";
 import { runs } from "./schema";
 import { parseStored } from "../core/json-depth";

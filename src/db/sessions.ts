@@ -1,6 +1,6 @@
 import { and, desc, eq, inArray, lt, or, type SQL } from "drizzle-orm";
 import type { Cursor } from "../api/pagination";
-import type { RunRecord } from "../session/run-record";
+import type { RunRecord } from "../session";
 import { database } from "./client";
 import { runs, sessions } from "./schema";
 import { parseStored } from "../core/json-depth";

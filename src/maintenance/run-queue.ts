@@ -1,7 +1,7 @@
 import { callSession } from "../api/session-client";
 import { log } from "../core/log";
 import type { Env } from "../env";
-import { runMessageSchema } from "../session/run-message";
+import { runMessageSchema } from "../session";
 
 export const RUNS_DEAD_LETTER_QUEUE = "agentry-runs-dlq";
 

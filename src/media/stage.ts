@@ -1,5 +1,5 @@
 import { newId } from "../core/ids";
-import type { InputPart } from "../session/run-record";
+import type { InputPart } from "../session";
 import type { ResolvedPart } from "./resolve-input";
 import { deleteMedia, putMedia, type MediaScope } from "./store";
 

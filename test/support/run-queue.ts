@@ -2,7 +2,7 @@ import { createExecutionContext, createMessageBatch, getQueueResult, runInDurabl
 import { env } from "cloudflare:workers";
 import worker from "../../src/index";
 import type { Env } from "../../src/env";
-import type { RunMessage } from "../../src/session/run-message";
+import type { RunMessage } from "../../src/session/run/run-message";
 
 export type { RunMessage };
 

@@ -1,5 +1,5 @@
-import type { Run } from "../../src/session/run-record";
-import type { RunEvent } from "../../src/session/events";
+import type { Run } from "../../src/session/run/run-record";
+import type { RunEvent } from "../../src/session/stream/events";
 import { ADMIN_TOKEN, api } from "./http";
 
 export type { Run, RunEvent };

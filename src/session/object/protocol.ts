@@ -1,0 +1,62 @@
+import type { Agent, ObjectJsonSchema } from "../../agents";
+import type { ApiErrorType } from "../../api/errors";
+import type { StoredMessage } from "../store/session-store";
+import type { InputPart, Run, RunMetrics } from "../run/run-record";
+
+/** Every call into a Session object says whose session it is (DESIGN.md, "An object knows who it is"). */
+export type SessionIdentity = { tenant: string; session_id: string };
+
+export type StartRunRequest = SessionIdentity & {
+  agent: Agent;
+  input: InputPart[];
+  /** The run's own output schema; null or absent: the agent's. */
+  output_schema?: ObjectJsonSchema | null;
+  metadata: Record<string, unknown>;
+  stream: boolean;
+  /** Recorded as pending and executed from the queue. */
+  background: boolean;
+  /** Chosen by the Worker for an `Idempotency-Key`: a retried POST finds the same run. */
+  run_id?: string;
+};
+
+export type ToolResultInput = { tool_call_id: string; output: string; is_error?: boolean };
+
+export type ContinueRunRequest = SessionIdentity & {
+  run_id: string;
+  tool_results: ToolResultInput[];
+  stream: boolean;
+  /** For a branch: `"end"` (default), `"last_user"` or a checkpoint id. */
+  continue_from?: string;
+  fork?: boolean;
+  input: InputPart[] | null;
+  background: boolean;
+  metadata: Record<string, unknown>;
+  /** The agent as it is now: a branch runs on it (a fork may change provider). */
+  agent: Agent;
+  /** Chosen by the Worker for an `Idempotency-Key`: the branch's run id. */
+  new_run_id?: string;
+};
+
+/** A refusal that the Worker turns into API.md's error answer. */
+export type SessionFailure = { type: ApiErrorType; message: string; details?: Record<string, unknown> };
+
+export type Result<T> = ({ ok: true } & T) | { ok: false; error: SessionFailure };
+
+/** A started or continued run: its stream, or the Run once it has stopped. */
+export type RunAnswer = Result<{ run: Run; stream: ReadableStream<Uint8Array> | null }>;
+
+export type SessionView = {
+  id: string;
+  agent_id: string;
+  active_run_id: string | null;
+  head_run_id: string | null;
+  run_count: number;
+  metrics: RunMetrics;
+  created_at: string;
+  updated_at: string;
+};
+
+export type TranscriptMessage = Omit<StoredMessage, never>;
+
+/** The answer of `POST /v1/sessions/{id}/compact`. */
+export type CompactionReport = { summary: string | null; compacted_messages: number; tokens_before: number; tokens_after: number };

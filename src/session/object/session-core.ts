@@ -1,0 +1,452 @@
+import type { Block } from "../../core/messages";
+import { newId, nowIso } from "../../core/ids";
+import { log } from "../../core/log";
+import { eventRetentionCutoff, positiveNumber } from "../../core/settings";
+import type { Env } from "../../env";
+import type { ProviderError } from "../../providers/types";
+import { CompactionStore, mirrorCompaction, rebuildCompactions, type Compaction } from "../transcript/compaction-store";
+import { EventLog } from "../store/event-log";
+import { replayStream } from "../stream/replay-stream";
+import { EventHub, isTerminal, type RunEvent, type RunEventType } from "../stream/events";
+import { mirrorMessage, mirrorRun, mirrorSession } from "../store/mirror-statements";
+import type { RunAnswer, SessionFailure, SessionIdentity } from "./protocol";
+import { rebuildFromMirror, SEQ_RESERVE } from "../store/rebuild";
+import { driveRun, type LoopHost } from "../run/run-loop";
+import type { RunMessage } from "../run/run-message";
+import { isWaitingForRetry, renderRun, type Checkpoint, type RunRecord, type RunStatus } from "../run/run-record";
+import { SessionSockets } from "../stream/sockets";
+import { SessionStore, type MirrorStatement, type StoredMessage } from "../store/session-store";
+import { Timers, type TimerName } from "./timers";
+
+/** A running run whose invocation dies is resumed by the alarm after this long without progress. */
+const WATCHDOG_MS = 60_000;
+/** A failed D1 mirror batch is retried on the alarm after this long. */
+export const OUTBOX_RETRY_MS = 2_000;
+
+/** A run that may still emit events of its own (any other's stretch has ended). */
+const isGoingOn = (status: RunStatus | null) => status === "pending" || status === "running";
+
+/** A refusal the Worker turns into API.md's error answer. */
+export const fail = (type: SessionFailure["type"], message: string, details?: Record<string, unknown>) =>
+  ({ ok: false, error: { type, message, details } }) as const;
+
+/**
+ * The state and the mechanics of one session's object: storage, the event hub and log,
+ * sockets, timers, the outbox to D1 and the transitions of its runs. The Durable Object
+ * class (session-object.ts) is its RPC surface; the run loop drives it as its `LoopHost`.
+ */
+export class SessionCore implements LoopHost {
+  readonly store: SessionStore;
+  readonly hub = new EventHub();
+  readonly drivers = new Map<string, AbortController>();
+  readonly timers: Timers;
+  /** Runs between their creation and their first step: not to be resumed by `wake()`. */
+  readonly launching = new Set<string>();
+  /** Runs whose stretch has ended in storage but whose terminal event is not out yet (finish). */
+  private readonly finishing = new Map<string, Promise<void>>();
+  /** Set from the first instant of a delete until its storage is gone: the session takes no new run. */
+  deleting = false;
+  /** Checkpoints recorded in the current commit, whose events follow it. */
+  private readonly newCheckpoints: { run: RunRecord; checkpoint: Checkpoint }[] = [];
+  nextSeqValue: number | null = null;
+  flushing: Promise<void> = Promise.resolve();
+  /** The stored event log and its per-step buffer (event-log.ts). */
+  readonly events: EventLog;
+  /** The session's hibernatable WebSockets (sockets.ts). */
+  readonly sockets: SessionSockets;
+  /** The session's compaction summaries (compaction-store.ts). */
+  readonly compactions: CompactionStore;
+
+  constructor(
+    readonly ctx: DurableObjectState,
+    readonly env: Env,
+  ) {
+    this.store = new SessionStore(ctx.storage.sql);
+    this.timers = new Timers(this.store, ctx.storage);
+    this.events = new EventLog(new SessionStore(ctx.storage.sql), env.DB);
+    this.sockets = new SessionSockets(ctx);
+    this.compactions = new CompactionStore(ctx.storage.sql);
+  }
+
+  get sessionId(): string {
+    return this.store.getMeta("session_id") ?? "";
+  }
+
+  flushSoon(): void {
+    void this.flush();
+  }
+
+  saveCompaction(compaction: Compaction): MirrorStatement {
+    this.compactions.put(compaction);
+    return mirrorCompaction(this.tenant(), this.sessionId, compaction);
+  }
+
+  /** Pushes the watchdog forward before a step. */
+  touch(): void {
+    this.setTimer("watchdog", Date.now() + WATCHDOG_MS);
+  }
+
+  /** SSE of a run's stored events after `after`, then its live ones until its stretch ends. */
+  replayOf(identity: SessionIdentity, runId: string, after: number): ReadableStream<Uint8Array> {
+    return replayStream({
+      hub: this.hub,
+      runId,
+      after,
+      read: (from) => this.events.read(identity, runId, from),
+      isLive: () => {
+        const status = this.store.getRun(runId)?.status;
+        return this.events.isOpen(runId) || status === "pending" || status === "running";
+      },
+    });
+  }
+
+
+  async rebuild(identity: SessionIdentity): Promise<void> {
+    await this.ctx.blockConcurrencyWhile(async () => {
+      if (this.store.isInitialized()) return;
+      this.nextSeqValue = null;
+      this.events.reset();
+      const counts = await rebuildFromMirror(this.store, this.env.DB, identity.tenant, identity.session_id);
+      await rebuildCompactions(this.compactions, this.env.DB, identity.tenant, identity.session_id);
+      if (counts.runs > 0) log({ event: "session_rebuilt", session_id: identity.session_id, ...counts });
+      if (this.store.activeRun()?.status === "running") this.setTimer("watchdog", Date.now());
+    });
+  }
+
+  busyFailure() {
+    if (this.deleting) return fail("session_busy", `Session ${this.sessionId} is being deleted`, { session_id: this.sessionId });
+    const active = this.store.activeRun();
+    if (!active) return null;
+    return fail("session_busy", `Session ${active.session_id} has a ${active.status} run`, {
+      session_id: active.session_id,
+      active_run_id: active.id,
+      active_status: active.status,
+    });
+  }
+
+  /**
+   * Called on every entry: a running run that no invocation of this instance drives was
+   * left by one that died (an eviction, a reset, a deploy), so it resumes from its last
+   * persisted step.
+   */
+  wake(): void {
+    const active = this.store.activeRun();
+    if (active?.status === "running" && !this.drivers.has(active.id) && !this.launching.has(active.id) && !isWaitingForRetry(active)) {
+      log({ event: "run_resumed", run_id: active.id, reason: "object restarted" });
+      this.drive(active.id);
+    }
+  }
+
+  /** Sends the background run to the queue. A failed send is left to the fallback timer. */
+  async enqueue(run: RunRecord): Promise<void> {
+    const message: RunMessage = { tenant: this.tenant(), session_id: run.session_id, run_id: run.id };
+    try {
+      await this.env.RUNS.send(message);
+    } catch (error) {
+      log({ event: "queue_message", run_id: run.id, outcome: `send failed: ${error instanceof Error ? error.message : String(error)}` });
+    }
+  }
+
+  queueFallbackMs(): number {
+    return positiveNumber(this.env.QUEUE_FALLBACK_SECONDS, 30) * 1000;
+  }
+
+  /** Resumes the active run when no invocation drives it (the one that did has died). */
+  resumeStalledRun(): void {
+    const active = this.store.activeRun();
+    if (active?.status !== "running" || this.launching.has(active.id)) return;
+    if (isWaitingForRetry(active)) {
+      this.setTimer("retry", active.retry_at ?? Date.now());
+    } else if (this.drivers.has(active.id)) {
+      this.setTimer("watchdog", Date.now() + WATCHDOG_MS);
+    } else {
+      this.drive(active.id);
+    }
+  }
+
+  /** The retry alarm rang: the wait is over (an alarm never rings early), the next attempt starts. */
+  endRetryWait(): void {
+    const active = this.store.activeRun();
+    if (active?.status !== "running") return;
+    if (active.retry_at) {
+      active.retry_at = null;
+      this.commit(() => [this.saveRun(active)]);
+    }
+    this.resumeStalledRun();
+  }
+
+  /** Starts the pending background run, if there is one; a second start does nothing. */
+  startPending(trigger: string): boolean {
+    const run = this.store.activeRun();
+    if (run?.status !== "pending") return false;
+    const now = nowIso();
+    run.status = "running";
+    run.started_at = now;
+    this.commit(() => [this.saveRun(run)]);
+    this.setTimer("queue_fallback", null);
+    log({ event: "run_started", run_id: run.id, trigger });
+    this.begin(run);
+    this.flushSoon();
+    return true;
+  }
+
+  /** A run's first events (a branch's `run_continued`, from its stored record), then its loop. */
+  begin(run: RunRecord): void {
+    this.emit(run, "run_started", { agent_id: run.agent_id, agent_version: run.agent_version });
+    if (run.continued_from) this.emit(run, "run_continued", run.continued_from);
+    this.drive(run.id);
+  }
+
+  /** Records a failed model call's attempt and waits on the alarm before the next one. */
+  scheduleRetry(run: RunRecord, failure: ProviderError, delayMs: number, step: number): void {
+    const failedAttempt = run.call_attempt ?? 1;
+    run.attempts += 1;
+    run.metrics.retries += 1;
+    run.call_attempt = failedAttempt + 1;
+    run.retry_at = Date.now() + delayMs;
+    this.commit(() => [this.saveRun(run)]);
+    this.setTimer("retry", run.retry_at);
+    this.setTimer("watchdog", run.retry_at + WATCHDOG_MS);
+    this.emit(run, "retry", {
+      step,
+      attempt: failedAttempt,
+      delay_ms: delayMs,
+      error: { type: failure.type, message: failure.message, status: failure.status },
+    });
+    this.flushSoon();
+  }
+
+  drive(runId: string): void {
+    if (this.drivers.has(runId)) return;
+    const abort = new AbortController();
+    this.drivers.set(runId, abort);
+    driveRun(this, runId, abort.signal)
+      .catch(async (error: unknown) => {
+        log({ event: "unhandled_error", message: error instanceof Error ? error.message : String(error) });
+        try {
+          const run = this.store.getRun(runId);
+          if (run?.status === "running") {
+            await this.finish(run, "error", { error: { type: "internal", message: "Internal error", retryable: false } });
+          }
+        } catch {
+          // The session was deleted under the run.
+        }
+      })
+      .finally(() => {
+        if (this.drivers.get(runId) === abort) this.drivers.delete(runId);
+      });
+  }
+
+  /**
+   * Resolves when the run's current stretch ends (its terminal event), or after `timeoutMs`;
+   * either way it stops listening. Call it synchronously after reading the run as active: the
+   * terminal event follows the stored status, so it cannot be missed.
+   */
+  stopOf(runId: string, timeoutMs?: number): Promise<void> {
+    return new Promise((resolve) => {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const unsubscribe = this.hub.subscribe((event) => {
+        if (event.run_id === runId && isTerminal(event.type)) done();
+      });
+      const done = () => {
+        clearTimeout(timer);
+        unsubscribe();
+        resolve();
+      };
+      if (timeoutMs !== undefined) timer = setTimeout(done, timeoutMs);
+    });
+  }
+
+  /** Resolves once the terminal event of a run's ended stretch is out: its next transition may go on. */
+  settled(runId: string): Promise<void> {
+    return this.finishing.get(runId) ?? Promise.resolve();
+  }
+
+  /** The answer to a start or a continue: the stream, or (`waitForStop`) the run once it has stopped. */
+  async answer(runId: string, stream: ReadableStream<Uint8Array> | null, waitForStop = true): Promise<RunAnswer> {
+    const current = this.store.getRun(runId);
+    if (!current) return fail("not_found", `Run ${runId} not found`);
+    if (stream || !waitForStop) return { ok: true, run: renderRun(current), stream };
+    if (current.status === "running" || current.status === "pending") await this.stopOf(runId);
+    try {
+      return { ok: true, run: renderRun(this.store.getRun(runId) ?? current), stream: null };
+    } catch {
+      return fail("not_found", `Run ${runId} not found: its session was deleted`);
+    }
+  }
+
+  async finish(
+    run: RunRecord,
+    status: Exclude<RunStatus, "pending" | "running">,
+    patch: Partial<RunRecord>,
+    eventData: Record<string, unknown> = {},
+  ): Promise<void> {
+    // The previous stretch's terminal event goes out before this one's (a cancel of a run whose
+    // run_paused is not out yet).
+    const previous = this.finishing.get(run.id);
+    if (previous) await previous;
+    const now = nowIso();
+    // The checkpoint and the terminal event of the run's end go out even when nothing else did here.
+    this.events.openStretch(run.id);
+    Object.assign(run, patch, { status });
+    if (status !== "paused") {
+      run.finished_at = now;
+      run.metrics.duration_ms = Date.parse(now) - Date.parse(run.started_at ?? run.created_at);
+    }
+    this.commit(() => {
+      // The turn is released before the terminal answer or event goes out (API.md).
+      if (status !== "paused" && this.store.getMeta("active_run_id") === run.id) this.store.setMeta("active_run_id", null);
+      this.store.setMeta("updated_at", now);
+      if (status !== "paused") this.addCheckpoint(run, { after: "end", tool_call_id: null, tool_name: null });
+      return [this.saveRun(run), this.mirrorSessionRow()];
+    });
+    for (const timer of ["watchdog", "retry", "queue_fallback"] as const) this.setTimer(timer, null);
+    // The object's own copy of the event log follows the same retention as the D1 mirror's.
+    if (status !== "paused") this.store.pruneEvents(eventRetentionCutoff(this.env, new Date()));
+    // Until its terminal event is out, the run's next transition waits (settled()): a continue or
+    // a cancel that saw the stored status would otherwise emit before it.
+    const out = this.announce(run, status, eventData);
+    this.finishing.set(run.id, out);
+    try {
+      await out;
+    } finally {
+      if (this.finishing.get(run.id) === out) this.finishing.delete(run.id);
+    }
+  }
+
+  /** Every finished run is in D1 before its terminal event, which is built from the stored run. */
+  private async announce(finished: RunRecord, status: Exclude<RunStatus, "pending" | "running">, eventData: Record<string, unknown>): Promise<void> {
+    await this.flush();
+    let run = finished;
+    try {
+      run = this.store.getRun(finished.id) ?? finished;
+    } catch {
+      // The session was deleted under the run: its last state is the one it finished with.
+    }
+    const data: Record<RunStatus, () => Record<string, unknown>> = {
+      completed: () => ({ output: run.output, metrics: run.metrics }),
+      error: () => ({ error: run.error }),
+      cancelled: () => ({ reason: eventData.reason ?? "cancelled" }),
+      paused: () => ({ required_actions: run.required_actions }),
+      pending: () => ({}),
+      running: () => ({}),
+    };
+    const type: Record<typeof status, RunEventType> = {
+      completed: "run_completed",
+      error: "run_error",
+      cancelled: "run_cancelled",
+      paused: "run_paused",
+    };
+    this.emit(run, type[status], data[status]());
+    log({ event: "run_finished", run_id: run.id, status, duration_ms: run.metrics.duration_ms });
+  }
+
+  emit(run: RunRecord, type: RunEventType, data: Record<string, unknown>): void {
+    // Nothing goes out for a run after its terminal event: a late event (a tool call or a model
+    // stream that a cancel cut short) of a run that is no longer going on is dropped.
+    if (!isTerminal(type) && !this.events.isOpen(run.id) && !isGoingOn(this.store.runStatus(run.id))) {
+      log({ event: "late_event_dropped", run_id: run.id, type });
+      return;
+    }
+    const event: RunEvent = { seq: this.nextSeq(), type, run_id: run.id, session_id: run.session_id, created_at: nowIso(), data };
+    // A terminal event is stored before anyone sees it: a client that saw a run end can replay it at once.
+    if (this.events.record(event, run.agent.store_events !== false)) this.commit(() => []);
+    this.hub.publish(event);
+    this.sockets.broadcast(event);
+    if (isTerminal(type)) void this.flush();
+  }
+
+  /** Seqs are handed out from a reserve persisted ahead of use, so none is ever reused. */
+  nextSeq(): number {
+    const ceiling = Number(this.store.getMeta("seq_ceiling") ?? "0");
+    if (this.nextSeqValue === null || this.nextSeqValue <= 0) this.nextSeqValue = ceiling + 1;
+    const seq = this.nextSeqValue;
+    if (seq > ceiling) this.store.setMeta("seq_ceiling", String(seq + SEQ_RESERVE - 1));
+    this.nextSeqValue = seq + 1;
+    return seq;
+  }
+
+  /** Applies `change` and writes the buffered events, with their D1 statements, in one transaction. */
+  commit(change: () => MirrorStatement[]): void {
+    this.ctx.storage.transactionSync(() => {
+      this.store.enqueueMirror(change());
+      for (const statements of this.events.persist()) this.store.enqueueMirror(statements);
+    });
+    this.events.persisted();
+    // Events may commit themselves (emit), so the checkpoints' go out after the transaction.
+    for (const { run, checkpoint } of this.newCheckpoints.splice(0)) {
+      this.emit(run, "checkpoint", { checkpoint_id: checkpoint.id, step: checkpoint.step });
+    }
+  }
+
+  /** Records a checkpoint at the run's last message; call it inside `commit`, before saving the run. */
+  addCheckpoint(run: RunRecord, at: { after: Checkpoint["after"]; tool_call_id: string | null; tool_name: string | null }): void {
+    const own = this.store.lastMessageIndexOf(run.id);
+    const checkpoint: Checkpoint = {
+      id: newId("ckpt"),
+      run_id: run.id,
+      step: run.metrics.model_calls,
+      ...at,
+      message_index: own ?? (run.base?.until ?? -1),
+      created_at: nowIso(),
+    };
+    run.checkpoints = [...(run.checkpoints ?? []), checkpoint];
+    this.newCheckpoints.push({ run, checkpoint });
+  }
+
+  appendMessage(run: RunRecord, role: StoredMessage["role"], content: Block[]): MirrorStatement {
+    const message: StoredMessage = { index: this.store.nextMessageIndex(), run_id: run.id, role, content, created_at: nowIso() };
+    this.store.appendMessage(message);
+    return mirrorMessage(this.tenant(), run.session_id, message);
+  }
+
+  saveRun(run: RunRecord): MirrorStatement {
+    this.store.putRun(run);
+    return mirrorRun(this.tenant(), run, nowIso());
+  }
+
+  mirrorSessionRow(): MirrorStatement {
+    const now = nowIso();
+    return mirrorSession(this.tenant(), {
+      id: this.store.getMeta("session_id") ?? "",
+      agent_id: this.store.getMeta("agent_id") ?? "",
+      created_at: this.store.getMeta("created_at") ?? now,
+      updated_at: this.store.getMeta("updated_at") ?? now,
+      last_seq: Number(this.store.getMeta("seq_ceiling") ?? "0"),
+    });
+  }
+
+  tenant(): string {
+    return this.store.getMeta("tenant") ?? "";
+  }
+
+  /** Copies the outbox to D1, one batch at a time; a failure is retried on the alarm. */
+  flush(): Promise<void> {
+    // Events emitted since the last step (a retry's, a run_started) are written first.
+    if (this.events.pending && this.store.isInitialized()) this.commit(() => []);
+    this.flushing = this.flushing.then(() => this.drainOutbox());
+    return this.flushing;
+  }
+
+  async drainOutbox(): Promise<void> {
+    let entries;
+    try {
+      entries = this.store.outbox();
+    } catch {
+      return; // storage was deleted with the session
+    }
+    if (entries.length === 0) return;
+    const db = this.env.DB;
+    try {
+      await db.batch(entries.flatMap((e) => e.statements.map((s) => db.prepare(s.sql).bind(...s.params))));
+      this.store.removeFromOutbox(entries.map((e) => e.id));
+    } catch (error) {
+      log({ event: "outbox_failed", session_id: this.store.getMeta("session_id") ?? "", message: error instanceof Error ? error.message : String(error) });
+      this.setTimer("outbox", Date.now() + OUTBOX_RETRY_MS);
+    }
+  }
+
+  setTimer(name: TimerName, dueAt: number | null): void {
+    this.timers.set(name, dueAt);
+  }
+}

@@ -1,0 +1,379 @@
+import { DurableObject } from "cloudflare:workers";
+import { log } from "../../core/log";
+import { deleteSessionMedia } from "../../media/store";
+import type { Env } from "../../env";
+import { runEventStream, type RunEvent } from "../stream/events";
+import { deleteSessionRows } from "../store/mirror-statements";
+import type { CompactionReport, ContinueRunRequest, Result, RunAnswer, SessionIdentity, SessionView, StartRunRequest } from "./protocol";
+import type { Agent } from "../../agents";
+import { branchOf, messagesOf } from "../transcript/branch-messages";
+import { estimateTokens, toModelMessages, type TranscriptMessage } from "../transcript/compaction";
+import { summarizeOlderMessages } from "../transcript/compactor";
+import { compactedBranch } from "../transcript/model-history";
+import { planBranch } from "../transcript/branch-plan";
+import { isActive, isWaitingForRetry, renderRun, type Checkpoint, type Run, type RunRecord } from "../run/run-record";
+import { createRun } from "./run-creation";
+import { fail, OUTBOX_RETRY_MS, SessionCore } from "./session-core";
+import { summarizeSession } from "./session-summary";
+import { upgradeIdentity } from "../stream/sockets";
+import { checkToolResults } from "../run/tool-results-check";
+
+/**
+ * The Session Durable Object: the only writer of one session. It holds the turn lock, runs
+ * the agent loop, fans events out and mirrors everything to D1 (DESIGN.md). Its methods are
+ * the RPC surface the Worker calls; the mechanics live in SessionCore (session-core.ts).
+ */
+export class SessionObject extends DurableObject<Env> {
+  private readonly core: SessionCore;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    this.core = new SessionCore(ctx, env);
+  }
+
+  // ── RPC methods (called by the Worker) ─────────────────────────────────────────────
+
+  /**
+   * Starts a turn. The lock is checked and taken synchronously, with no await in between.
+   * A `run_id` the object already has (an `Idempotency-Key` retry) answers that run again
+   * instead of starting another.
+   */
+  async startRun(request: StartRunRequest): Promise<RunAnswer> {
+    if (!this.core.store.isInitialized()) await this.core.rebuild(request);
+    this.core.wake();
+    // A plain turn continues the session's head: its newest run.
+    const head = this.core.store.listRuns().at(-1);
+    return createRun(this.core, {
+      ...request,
+      base: { parent: head?.id ?? null, until: null },
+      parent_run_id: null,
+      forked_from_checkpoint: null,
+    });
+  }
+
+  /**
+   * Executes a pending background run: called by the queue consumer. Queues deliver at least
+   * once, so a run that is already running or finished is left alone.
+   */
+  async executeRun(identity: SessionIdentity, runId: string): Promise<Result<{ started: boolean }>> {
+    if (!this.core.store.isInitialized()) await this.core.rebuild(identity);
+    const run = this.core.store.getRun(runId);
+    if (!run) return fail("not_found", `Run ${runId} not found`);
+    const started = run.status === "pending" && this.core.store.activeRun()?.id === runId && this.core.startPending("queue");
+    if (!started) this.core.wake();
+    return { ok: true, started };
+  }
+
+  /** Ends a pending run whose queue message was dead-lettered; a run that started is left alone. */
+  async failPendingRun(identity: SessionIdentity, runId: string, reason: string): Promise<Result<{ run: Run }>> {
+    if (!this.core.store.isInitialized()) await this.core.rebuild(identity);
+    const run = this.core.store.getRun(runId);
+    if (!run) return fail("not_found", `Run ${runId} not found`);
+    if (run.status === "pending") {
+      await this.core.finish(run, "error", { error: { type: "internal", message: reason, retryable: false } });
+    }
+    return { ok: true, run: renderRun(this.core.store.getRun(runId) ?? run) };
+  }
+
+  /**
+   * The Cron sweeper's call for a run that the mirror shows without progress: resume it, or
+   * end it after too many sweeps found it stuck.
+   */
+  async sweepRun(identity: SessionIdentity, runId: string, maxSweeps: number): Promise<Result<{ action: string }>> {
+    if (!this.core.store.isInitialized()) await this.core.rebuild(identity);
+    await this.core.flush();
+    const run = this.core.store.getRun(runId);
+    if (!run || !isActive(run.status) || run.status === "paused") return { ok: true, action: "none" };
+    if (this.core.drivers.has(run.id) || isWaitingForRetry(run)) return { ok: true, action: "alive" };
+    run.sweeps = (run.sweeps ?? 0) + 1;
+    if (run.sweeps > maxSweeps) {
+      await this.core.finish(run, "error", {
+        error: { type: "internal", message: `The run made no progress after ${maxSweeps} recovery attempts`, retryable: false },
+      });
+      return { ok: true, action: "ended" };
+    }
+    this.core.commit(() => [this.core.saveRun(run)]);
+    log({ event: "run_resumed", run_id: run.id, reason: "cron sweep" });
+    if (run.status === "pending") this.core.startPending("cron sweep");
+    else this.core.drive(run.id);
+    return { ok: true, action: "resumed" };
+  }
+
+  /** The run once it has stopped, or after `waitMs` with its current state (a long-poll). */
+  async waitForRun(identity: SessionIdentity, runId: string, waitMs: number): Promise<Result<{ run: Run }>> {
+    if (!this.core.store.isInitialized()) await this.core.rebuild(identity);
+    this.core.wake();
+    const run = this.core.store.getRun(runId);
+    if (!run) return fail("not_found", `Run ${runId} not found`);
+    if (run.status === "pending" || run.status === "running") await this.core.stopOf(runId, waitMs);
+    return { ok: true, run: renderRun(this.core.store.getRun(runId) ?? run) };
+  }
+
+  /** Resumes a paused run in place with the client's tool results. */
+  async continueRun(request: ContinueRunRequest): Promise<RunAnswer> {
+    if (!this.core.store.isInitialized()) await this.core.rebuild(request);
+    this.core.wake();
+    // A run that has just paused goes on only once its run_paused is out.
+    await this.core.settled(request.run_id);
+    const run = this.core.store.getRun(request.run_id);
+    if (!run) return fail("not_found", `Run ${request.run_id} not found`);
+    const branching = request.fork === true || request.continue_from !== undefined || request.input !== null;
+    switch (run.status) {
+      case "pending":
+      case "running":
+        return this.core.busyFailure() ?? fail("session_busy", "The run is already running");
+      case "paused":
+        // A paused run holds the session: it goes on in place, and a branch must cancel it first.
+        if (request.fork === true) return this.core.busyFailure() ?? fail("session_busy", "The run is paused");
+        if (branching) {
+          return fail("invalid_request", "A paused run continues in place with tool_results only", {
+            fields: [{ path: request.input !== null ? "input" : "continue_from", message: "not allowed when continuing a paused run" }],
+          });
+        }
+        break;
+      case "cancelled":
+        if (request.fork !== true) return fail("run_not_continuable", `Run ${run.id} was cancelled and cannot be continued in place; fork it`);
+        return this.branch(run, request);
+      case "completed":
+      case "error":
+        return this.branch(run, request);
+    }
+    if (request.background) {
+      return fail("invalid_request", "A paused run continues in place, not in the background", {
+        fields: [{ path: "background", message: "not allowed when continuing a paused run" }],
+      });
+    }
+    const problem = checkToolResults(run.required_actions, request.tool_results);
+    if (problem) return fail("invalid_request", problem.message, { fields: [problem] });
+
+    const stream = request.stream ? runEventStream(this.core.hub, run.id) : null;
+    const answered = run.required_actions;
+    run.status = "running";
+    run.required_actions = [];
+    run.metrics.tool_calls += answered.length;
+    this.core.commit(() => {
+      for (const result of request.tool_results) {
+        this.core.store.recordToolResult({
+          tool_call_id: result.tool_call_id,
+          run_id: run.id,
+          output: result.output,
+          is_error: result.is_error ?? false,
+        });
+      }
+      return [this.core.saveRun(run)];
+    });
+    this.core.emit(run, "run_continued", { from_checkpoint: null });
+    for (const result of request.tool_results) {
+      const name = answered.find((a) => a.tool_call_id === result.tool_call_id)?.name;
+      this.core.emit(run, result.is_error ? "tool_call_error" : "tool_call_completed", {
+        tool_call_id: result.tool_call_id,
+        name,
+        ...(result.is_error ? { error: result.output } : { output: result.output, duration_ms: null }),
+      });
+    }
+    this.core.drive(run.id);
+    return this.core.answer(run.id, stream);
+  }
+
+  /** A sibling of a finished run, from one of its checkpoints or before its last user message. */
+  private async branch(source: RunRecord, request: ContinueRunRequest): Promise<RunAnswer> {
+    if (request.tool_results.length > 0) {
+      return fail("invalid_request", "tool_results only continue a paused run", {
+        fields: [{ path: "tool_results", message: `run ${source.id} is ${source.status}, not paused` }],
+      });
+    }
+    const plan = planBranch(this.core.store, source, request.continue_from ?? "end", request.input);
+    if ("failure" in plan) return { ok: false, error: plan.failure };
+    return createRun(this.core, {
+      tenant: request.tenant,
+      session_id: request.session_id,
+      agent: request.agent,
+      input: plan.input,
+      base: plan.base,
+      parent_run_id: source.id,
+      forked_from_checkpoint: plan.forked_from_checkpoint,
+      metadata: request.metadata,
+      stream: request.stream,
+      background: request.background,
+      run_id: request.new_run_id,
+      continued_from: { from_checkpoint: plan.forked_from_checkpoint },
+    });
+  }
+
+  /** A run's checkpoints (API.md, Checkpoints and step replay). */
+  async getCheckpoints(identity: SessionIdentity, runId: string): Promise<Result<{ checkpoints: Checkpoint[] }>> {
+    if (!this.core.store.isInitialized()) await this.core.rebuild(identity);
+    const run = this.core.store.getRun(runId);
+    return run ? { ok: true, checkpoints: run.checkpoints ?? [] } : fail("not_found", `Run ${runId} not found`);
+  }
+
+  /**
+   * Compacts the head branch now (API.md: POST /v1/sessions/{id}/compact), on the agent as it
+   * is now. A run in progress would send what it read before: the session must be idle.
+   */
+  async compactSession(identity: SessionIdentity, agent: Agent): Promise<Result<{ report: CompactionReport }>> {
+    if (!this.core.store.isInitialized()) await this.core.rebuild(identity);
+    if (this.core.store.getMeta("agent_id") === null) return fail("not_found", `Session ${identity.session_id} not found`);
+    const busy = this.core.busyFailure();
+    if (busy) return busy;
+    const head = this.core.store.listRuns().at(-1);
+    if (!head) return fail("not_found", `Session ${identity.session_id} has no runs`);
+    const history = compactedBranch(this.core, head);
+    const size = estimateTokens(toModelMessages(history));
+    let outcome;
+    try {
+      outcome = await summarizeOlderMessages(this.env, identity.tenant, agent, history, head.id);
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      return fail("provider_error", `Compaction failed: ${message}`);
+    }
+    if (!outcome) return { ok: true, report: { summary: null, compacted_messages: 0, tokens_before: size, tokens_after: size } };
+    const { compaction, compacted_messages } = outcome;
+    this.core.commit(() => [this.core.saveCompaction(compaction)]);
+    await this.core.flush();
+    return {
+      ok: true,
+      report: { summary: compaction.summary, compacted_messages, tokens_before: compaction.tokens_before, tokens_after: compaction.tokens_after },
+    };
+  }
+
+  /** Cancels a run; idempotent. The turn is free as soon as this answers. */
+  async cancelRun(identity: SessionIdentity, runId: string): Promise<Result<{ run: Run }>> {
+    if (!this.core.store.isInitialized()) await this.core.rebuild(identity);
+    await this.core.settled(runId);
+    const run = this.core.store.getRun(runId);
+    if (!run) return fail("not_found", `Run ${runId} not found`);
+    if (isActive(run.status)) {
+      this.core.drivers.get(runId)?.abort();
+      await this.core.finish(run, "cancelled", {}, { reason: "cancelled by request" });
+    }
+    return { ok: true, run: renderRun(this.core.store.getRun(runId) ?? run) };
+  }
+
+  async getRun(identity: SessionIdentity, runId: string): Promise<Result<{ run: Run }>> {
+    if (!this.core.store.isInitialized()) await this.core.rebuild(identity);
+    this.core.wake();
+    const run = this.core.store.getRun(runId);
+    return run ? { ok: true, run: renderRun(run) } : fail("not_found", `Run ${runId} not found`);
+  }
+
+  async getSession(identity: SessionIdentity): Promise<Result<{ session: SessionView }>> {
+    if (!this.core.store.isInitialized()) await this.core.rebuild(identity);
+    this.core.wake();
+    const agentId = this.core.store.getMeta("agent_id");
+    if (agentId === null) return fail("not_found", `Session ${identity.session_id} not found`);
+    return {
+      ok: true,
+      session: summarizeSession(identity.session_id, agentId, this.core.store),
+    };
+  }
+
+  /** The transcript of a branch (API.md: GET …/transcript?run_id=). */
+  async getTranscript(identity: SessionIdentity, runId: string | null, full = false): Promise<Result<{ messages: TranscriptMessage[] }>> {
+    if (!this.core.store.isInitialized()) await this.core.rebuild(identity);
+    if (this.core.store.getMeta("agent_id") === null) return fail("not_found", `Session ${identity.session_id} not found`);
+    // The head branch (what the next plain turn continues), or the branch that ends at `runId`.
+    const target = runId === null ? this.core.store.listRuns().at(-1) : this.core.store.getRun(runId);
+    if (!target) return runId === null ? { ok: true, messages: [] } : fail("not_found", `Run ${runId} not found`);
+    return { ok: true, messages: full ? messagesOf(branchOf(this.core.store, target)) : compactedBranch(this.core, target) };
+  }
+
+  /** Cancels the session's run and removes all of its data, here and in D1. */
+  async deleteSession(identity: SessionIdentity): Promise<Result<object>> {
+    if (!this.core.store.isInitialized()) await this.core.rebuild(identity);
+    if (this.core.store.getMeta("agent_id") === null) return fail("not_found", `Session ${identity.session_id} not found`);
+    if (this.core.deleting) return fail("session_busy", `Session ${identity.session_id} is being deleted`, { session_id: identity.session_id });
+    // From here until the storage is gone, no new run starts (busyFailure): one that did would
+    // be mirrored to D1 after its rows were deleted and brought back by the queue.
+    this.core.deleting = true;
+    try {
+      const active = this.core.store.activeRun();
+      if (active) {
+        await this.core.settled(active.id);
+        this.core.drivers.get(active.id)?.abort();
+        await this.core.finish(this.core.store.getRun(active.id) ?? active, "cancelled", {}, { reason: "session deleted" });
+      }
+      await this.core.flushing;
+      this.core.store.clearOutbox();
+      const statements = deleteSessionRows(identity.tenant, identity.session_id);
+      await this.env.DB.batch(statements.map((s) => this.env.DB.prepare(s.sql).bind(...s.params)));
+      // Before the object's storage goes: a failed R2 call leaves the session deletable again.
+      await deleteSessionMedia(this.env.MEDIA, identity);
+      this.core.drivers.clear();
+      this.core.nextSeqValue = null;
+      this.core.events.reset();
+      this.core.sockets.closeAll(1000, "session deleted");
+      await this.ctx.storage.deleteAlarm();
+      await this.ctx.storage.deleteAll();
+      return { ok: true };
+    } finally {
+      this.core.deleting = false;
+    }
+  }
+
+  /** A run's stored events after `after` (API.md, Events of a run). */
+  async readEvents(identity: SessionIdentity, runId: string, after: number): Promise<Result<{ events: RunEvent[] }>> {
+    if (!this.core.store.isInitialized()) await this.core.rebuild(identity);
+    if (!this.core.store.getRun(runId)) return fail("not_found", `Run ${runId} not found`);
+    return { ok: true, events: await this.core.events.readAll(identity, runId, after) };
+  }
+
+  /**
+   * SSE of a run's stored events after `after`, then of its live events until its current
+   * stretch ends (event-stream.ts); a stretch that has ended closes after the replay.
+   */
+  async watchEvents(identity: SessionIdentity, runId: string, after: number): Promise<Result<{ stream: ReadableStream<Uint8Array> }>> {
+    if (!this.core.store.isInitialized()) await this.core.rebuild(identity);
+    this.core.wake();
+    if (!this.core.store.getRun(runId)) return fail("not_found", `Run ${runId} not found`);
+    return { ok: true, stream: this.core.replayOf(identity, runId, after) };
+  }
+
+
+  /** Only the WebSocket upgrade of `GET /v1/sessions/{id}/ws` reaches the object over fetch. */
+  override async fetch(request: Request): Promise<Response> {
+    const identity = upgradeIdentity(request);
+    if (!identity) return new Response("Expected a WebSocket upgrade", { status: 426 });
+    if (!this.core.store.isInitialized()) await this.core.rebuild(identity);
+    this.core.wake();
+    return this.core.sockets.accept(identity);
+  }
+
+  /** A client message; after hibernation the object was just rebuilt (constructor) to take it. */
+  override async webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
+    const identity = this.core.sockets.identityOf(ws);
+    if (!identity) return ws.close(1011, "unknown socket");
+    if (!this.core.store.isInitialized()) await this.core.rebuild(identity);
+    this.core.wake();
+    await this.core.sockets.receive(ws, message, (after) => this.core.events.read(identity, null, after));
+  }
+
+  override async webSocketClose(ws: WebSocket, code: number, reason: string): Promise<void> {
+    this.core.sockets.closed(ws, code, reason);
+  }
+
+  override async webSocketError(ws: WebSocket): Promise<void> {
+    this.core.sockets.closed(ws, 1011, "connection error");
+  }
+
+  /**
+   * One alarm, many timers (timers.ts). Alarms are delivered at least once and the platform
+   * retries a handler that throws, outside Agentry's policy: so this catches everything, and
+   * every timer's work is idempotent.
+   */
+  override async alarm(): Promise<void> {
+    try {
+      if (!this.core.store.isInitialized()) return;
+      for (const timer of this.core.timers.takeDue()) {
+        if (timer === "outbox") await this.core.flush();
+        if (timer === "queue_fallback") this.core.startPending("queue fallback timer");
+        if (timer === "retry") this.core.endRetryWait();
+        if (timer === "watchdog") this.core.resumeStalledRun();
+      }
+      this.core.timers.sync();
+    } catch (error) {
+      log({ event: "alarm_failed", message: error instanceof Error ? error.message : String(error) });
+      this.core.setTimer("outbox", Date.now() + OUTBOX_RETRY_MS);
+    }
+  }
+}

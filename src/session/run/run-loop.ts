@@ -1,0 +1,291 @@
+import type { Block, Message, ToolCallBlock, Usage } from "../../core/messages";
+import type { Env } from "../../env";
+import { loadMedia } from "../../media/load";
+import { createProvider } from "../../providers";
+import { promptCacheKey } from "../../providers/cache-key";
+import { costOf } from "../../providers/pricing";
+import { classifyError, isAbortError } from "../../providers/errors";
+import { ProviderError } from "../../providers/types";
+import { executeTool, findTool, hasObjectArguments, toolSpecs } from "../../tools";
+import { fitStepOutputs } from "../../tools/outcome";
+import type { RunEventType } from "../stream/events";
+import { textOf, toolCallsOf } from "../transcript/message-parts";
+import { retryDecision } from "./retry-policy";
+import { stoppedAnswer } from "./stop-reasons";
+import { finalOutcome, holdForRepair, outputSchemaOf, withRepair } from "./structured-output";
+import { branchOf, messagesOf } from "../transcript/branch-messages";
+import type { Compaction, CompactionStore } from "../transcript/compaction-store";
+import { compactBranch, compactedBranch, modelHistory } from "../transcript/model-history";
+import { isWaitingForRetry, type Checkpoint, type RequiredAction, type RunError, type RunRecord, type RunStatus } from "./run-record";
+import type { MirrorStatement, SessionStore, StoredMessage } from "../store/session-store";
+
+/** At most this many tool calls of one step run at once (a Worker may hold 6 connections). */
+const TOOL_CONCURRENCY = 4;
+
+/** What the loop needs from the Session object that drives it. */
+export interface LoopHost {
+  readonly env: Env;
+  readonly store: SessionStore;
+  readonly sessionId: string;
+  /** The tenant the session belongs to. */
+  tenant(): string;
+  emit(run: RunRecord, type: RunEventType, data: Record<string, unknown>): void;
+  /** Applies `change` and queues its mirror statements, in one storage transaction. */
+  commit(change: () => MirrorStatement[]): void;
+  appendMessage(run: RunRecord, role: StoredMessage["role"], content: Block[]): MirrorStatement;
+  saveRun(run: RunRecord): MirrorStatement;
+  /** Ends the run: releases the turn, drains the mirror, then emits the terminal event. */
+  finish(run: RunRecord, status: Exclude<RunStatus, "pending" | "running">, patch: Partial<RunRecord>): Promise<void>;
+  /** Copies queued statements to D1 in the background. */
+  flushSoon(): void;
+  /** Pushes the watchdog forward before a step. */
+  touch(): void;
+  /**
+   * Records a checkpoint at the run's last message (inside a `commit`); its event goes out
+   * once the commit is done.
+   */
+  addCheckpoint(run: RunRecord, at: { after: Checkpoint["after"]; tool_call_id: string | null; tool_name: string | null }): void;
+  /** The session's compaction summaries. */
+  readonly compactions: CompactionStore;
+  /** Stores a compaction (inside a `commit`) and returns its mirror statement. */
+  saveCompaction(compaction: Compaction): MirrorStatement;
+  /** Records a failed attempt and arms the retry alarm; the loop stops until it rings. */
+  scheduleRetry(run: RunRecord, failure: ProviderError, delayMs: number, step: number): void;
+}
+
+/**
+ * Drives a run from its persisted state to a stop. The next step is derived from the
+ * transcript alone, so the same function resumes a run after an eviction or a crash.
+ */
+export async function driveRun(host: LoopHost, runId: string, signal: AbortSignal): Promise<void> {
+  for (;;) {
+    const run = host.store.getRun(runId);
+    if (!run || run.status !== "running" || signal.aborted) return;
+    // A retry waits on the object's alarm, never on a timer in memory: it survives eviction.
+    if (isWaitingForRetry(run)) return;
+    host.touch();
+    const history = messagesOf(branchOf(host.store, run));
+    const last = history[history.length - 1];
+    if (last?.role === "assistant") {
+      const calls = toolCallsOf(last);
+      if (calls.length === 0) {
+        const outcome = finalOutcome(run, textOf(last));
+        await host.finish(run, outcome.status, outcome.patch);
+        return;
+      }
+      await toolStep(host, run, calls, signal);
+    } else if (run.metrics.model_calls >= run.agent.max_steps) {
+      await host.finish(run, "error", {
+        error: { type: "max_steps_exceeded", message: `The run made ${run.agent.max_steps} model calls (max_steps)`, retryable: false },
+      });
+      return;
+    } else {
+      await modelStep(host, run, history, signal);
+    }
+  }
+}
+
+async function modelStep(host: LoopHost, run: RunRecord, branch: StoredMessage[], signal: AbortSignal): Promise<void> {
+  const { agent } = run;
+  const step = run.metrics.model_calls + 1;
+  const attempt = run.call_attempt ?? 1;
+  const provider = agent.provider === "mock" ? "anthropic" : agent.provider;
+  // A compaction, when one is due, happens before the call it makes room for; a failed summary
+  // call is this step's failure.
+  let history: Message[];
+  try {
+    history = await modelHistory(host, run, branch, signal);
+  } catch (error) {
+    await failStep(host, run, error, step, signal);
+    return;
+  }
+  if (signal.aborted || host.store.getRun(run.id)?.status !== "running") return;
+  host.emit(run, "model_request_started", { step, attempt, provider, model: agent.model });
+  const started = Date.now();
+  let response;
+  try {
+    const adapter = createProvider(agent, host.env, host.tenant());
+    const messages = withRepair(run, history, host.store.nextMessageIndex());
+    // The bytes of the messages' images and files, from R2 (src/media/load.ts).
+    const media = await loadMedia(host.env.MEDIA, { tenant: host.tenant(), session_id: host.sessionId }, messages);
+    response = await adapter.call(
+      {
+        model: agent.model,
+        instructions: agent.instructions || undefined,
+        messages,
+        media,
+        tools: toolSpecs(agent),
+        max_output_tokens: agent.max_output_tokens,
+        attempt,
+        cache_key: await promptCacheKey(host.tenant(), host.sessionId),
+        output_schema: outputSchemaOf(run) ?? undefined,
+      },
+      {
+        signal,
+        onEvent: (event) => {
+          const type = event.type === "text_delta" ? "content_delta" : "reasoning_delta";
+          host.emit(run, type, { text: event.text, step, attempt });
+        },
+      },
+    );
+  } catch (error) {
+    await failStep(host, run, error, step, signal);
+    return;
+  }
+  // A cancel may have come in while the answer streamed.
+  const current = host.store.getRun(run.id);
+  if (!current || current.status !== "running" || signal.aborted) return;
+  addUsage(current, response.usage);
+  const cost = costOf(agent.model, response.usage, agent.prices);
+  if (cost !== null) current.metrics.cost_usd = roundUsd((current.metrics.cost_usd ?? 0) + cost);
+  current.metrics.model_calls += 1;
+  current.metrics.time_to_first_token_ms ??= response.time_to_first_token_ms;
+  current.call_attempt = 1;
+  current.retry_at = null;
+  // A cut or declined answer ends the run, with only its text kept (stop-reasons.ts); it is never repaired.
+  const stopped = stoppedAnswer(response, agent.max_output_tokens);
+  if (stopped) current.answer_error = stopped.error;
+  const content: Block[] = stopped?.content ?? (response.content.length > 0 ? response.content : [{ type: "text", text: "" }]);
+  // A final answer that misses the output schema is held back, off the transcript, for its repair.
+  const repair = stopped ? null : holdForRepair(current, content, host.store.nextMessageIndex());
+  host.commit(() => [...(repair ? [] : [host.appendMessage(current, "assistant", content)]), host.saveRun(current)]);
+  host.emit(current, "model_request_completed", {
+    step,
+    attempt,
+    usage: response.usage,
+    cost_usd: cost,
+    duration_ms: Date.now() - started,
+    time_to_first_token_ms: response.time_to_first_token_ms,
+  });
+  if (repair) host.emit(current, "output_repair", { step, errors: repair });
+  host.flushSoon();
+  const spent = current.metrics.cost_usd ?? 0;
+  if (agent.max_cost_usd !== null && spent > agent.max_cost_usd) {
+    // The budget is checked after each call: no further model call is made once it is passed.
+    await host.finish(current, "error", {
+      error: {
+        type: "budget_exceeded",
+        message: `The run cost $${spent.toFixed(6)}, over its max_cost_usd of $${agent.max_cost_usd}`,
+        retryable: false,
+      },
+    });
+  }
+}
+
+/** Costs are kept to 1e-10 USD so that sums of many calls do not gather float noise. */
+const roundUsd = (usd: number) => Math.round(usd * 1e10) / 1e10;
+
+function addUsage(run: RunRecord, usage: Usage): void {
+  const m = run.metrics;
+  m.input_tokens += usage.input_tokens;
+  m.output_tokens += usage.output_tokens;
+  m.cache_read_tokens += usage.cache_read_tokens;
+  m.cache_write_tokens += usage.cache_write_tokens;
+  m.reasoning_tokens += usage.reasoning_tokens;
+  m.total_tokens = m.input_tokens + m.output_tokens;
+}
+
+async function toolStep(host: LoopHost, run: RunRecord, calls: ReturnType<typeof toolCallsOf>, signal: AbortSignal) {
+  const { agent } = run;
+  const unanswered = calls.filter((c) => !host.store.getToolResult(run.id, c.tool_call_id));
+  // A client call whose arguments could not be read is answered here with a tool error, not paused for.
+  const isForClient = (c: ToolCallBlock) => findTool(agent, c.name)?.type === "client" && hasObjectArguments(c);
+  const forClient = unanswered.filter(isForClient);
+  const forServer = unanswered.filter((c) => !isForClient(c));
+
+  const queue = [...forServer];
+  const worker = async () => {
+    for (let call = queue.shift(); call; call = queue.shift()) {
+      // No further tool is started once the run is cancelled.
+      if (signal.aborted || host.store.getRun(run.id)?.status !== "running") return;
+      host.emit(run, "tool_call_started", { tool_call_id: call.tool_call_id, name: call.name, arguments: call.arguments });
+      const started = Date.now();
+      const outcome = await executeTool(call, {
+        agent,
+        run_id: run.id,
+        session_id: host.sessionId,
+        webhookSecret: host.env.WEBHOOK_SECRET,
+        environment: host.env.ENVIRONMENT,
+        signal,
+      });
+      // A run cancelled while the call ran has ended: its late result is neither recorded nor emitted.
+      if (signal.aborted || host.store.getRun(run.id)?.status !== "running") return;
+      host.store.recordToolResult({ tool_call_id: call.tool_call_id, run_id: run.id, ...outcome });
+      const current = host.store.getRun(run.id);
+      if (current) {
+        current.metrics.tool_calls += 1;
+        host.store.putRun(current);
+      }
+      if (outcome.is_error) host.emit(run, "tool_call_error", { tool_call_id: call.tool_call_id, name: call.name, error: outcome.output });
+      else {
+        host.emit(run, "tool_call_completed", {
+          tool_call_id: call.tool_call_id,
+          name: call.name,
+          output: outcome.output,
+          duration_ms: Date.now() - started,
+        });
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(TOOL_CONCURRENCY, forServer.length) }, worker));
+
+  const current = host.store.getRun(run.id);
+  if (!current || current.status !== "running" || signal.aborted) return;
+  if (forClient.length > 0) {
+    const required_actions: RequiredAction[] = forClient.map((c) => ({ tool_call_id: c.tool_call_id, name: c.name, arguments: c.arguments }));
+    for (const action of required_actions) host.emit(current, "tool_call_started", { ...action });
+    await host.finish(current, "paused", { required_actions });
+    return;
+  }
+  const outcomes = fitStepOutputs(
+    calls.map((c) => {
+      const entry = host.store.getToolResult(run.id, c.tool_call_id);
+      return { tool_call_id: c.tool_call_id, output: entry?.output ?? "", is_error: entry?.is_error ?? true };
+    }),
+  );
+  const results: Block[] = outcomes.map((o) => ({ type: "tool_result", ...o }));
+  host.commit(() => {
+    const message = host.appendMessage(current, "tool", results);
+    // One checkpoint per step, after all of its results: a fork never starts between parallel calls.
+    const lastCall = calls[calls.length - 1];
+    host.addCheckpoint(current, { after: "tool_result", tool_call_id: lastCall?.tool_call_id ?? null, tool_name: lastCall?.name ?? null });
+    return [message, host.saveRun(current)];
+  });
+  host.flushSoon();
+}
+
+/**
+ * A failed step (its model call, or the summary call before it): one compaction and one more
+ * attempt for a context-window error when the agent compacts, else a retry or the run's end.
+ */
+async function failStep(host: LoopHost, run: RunRecord, error: unknown, step: number, signal: AbortSignal): Promise<void> {
+  if (signal.aborted || isAbortError(error)) return;
+  const attempt = run.call_attempt ?? 1;
+  let failure = error instanceof ProviderError ? error : classifyError(error);
+  const current = host.store.getRun(run.id);
+  if (current?.status !== "running") return;
+  if (failure.type === "context_window_exceeded" && current.agent.compaction?.enabled && !current.overflow_compacted) {
+    // One compaction and one more attempt (API.md, Retries); a second overflow is permanent.
+    current.overflow_compacted = true;
+    current.call_attempt = attempt + 1;
+    host.commit(() => [host.saveRun(current)]);
+    try {
+      await compactBranch(host, current, compactedBranch(host, current), signal);
+      return;
+    } catch (compactionError) {
+      if (signal.aborted || isAbortError(compactionError)) return;
+      // The summary call failed: that is the step's failure now, retried (compaction included) or final.
+      failure = compactionError instanceof ProviderError ? compactionError : classifyError(compactionError);
+      current.overflow_compacted = false;
+      current.call_attempt = attempt;
+    }
+  }
+  const retry = retryDecision(failure, current.metrics.retries, current.agent);
+  if (retry) {
+    host.scheduleRetry(current, failure, retry.delayMs, step);
+    return;
+  }
+  const runError: RunError = { type: failure.type, message: failure.message, retryable: failure.retryable };
+  if (failure.status !== null) runError.status = failure.status;
+  await host.finish(current, "error", { error: runError });
+}

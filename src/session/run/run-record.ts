@@ -1,0 +1,170 @@
+import type { Agent, ObjectJsonSchema } from "../../agents";
+import type { OutputError } from "../../agents/output-validation";
+import type { Block, MediaBlock } from "../../core/messages";
+import type { ErrorType } from "../../providers/types";
+
+export type RunStatus = "pending" | "running" | "paused" | "completed" | "cancelled" | "error";
+
+export const ACTIVE_STATUSES: readonly RunStatus[] = ["pending", "running", "paused"];
+export const isActive = (status: RunStatus) => ACTIVE_STATUSES.includes(status);
+
+/** A part of a run's input as stored: text, or a reference to media in R2 (never the bytes). */
+export type InputPart = { type: "text"; text: string } | MediaBlock;
+
+/** `errors`: with `output_invalid`, how the final answer misses the output schema. */
+export type RunError = { type: ErrorType; message: string; retryable: boolean; status?: number; errors?: OutputError[] };
+
+/**
+ * A final answer held back because it missed the output schema (structured-output.ts): the
+ * answer, its errors, and the transcript's next index when it was held (the repair is pending
+ * while nothing has been added since).
+ */
+export type OutputRepair = { answer: Block[]; errors: OutputError[]; next_index: number };
+
+/** A position in a run after a completed step (API.md, Checkpoints and step replay). */
+export type Checkpoint = {
+  id: string;
+  run_id: string;
+  step: number;
+  after: "tool_result" | "end";
+  tool_call_id: string | null;
+  tool_name: string | null;
+  /** Index of the transcript message the checkpoint ends at (the step's tool results, or the run's last). */
+  message_index: number;
+  created_at: string;
+};
+
+/**
+ * Where a run's history comes from: its parent's history up to message `until` (inclusive;
+ * null = all of it), then the run's own messages. Transcripts stay append-only: a branch is
+ * this run tree, never a copy.
+ */
+export type RunBase = { parent: string | null; until: number | null };
+
+export type RequiredAction = { tool_call_id: string; name: string; arguments: unknown };
+
+export type RunMetrics = {
+  input_tokens: number;
+  output_tokens: number;
+  cache_read_tokens: number;
+  cache_write_tokens: number;
+  reasoning_tokens: number;
+  total_tokens: number;
+  cost_usd: number | null;
+  model_calls: number;
+  tool_calls: number;
+  retries: number;
+  duration_ms: number;
+  time_to_first_token_ms: number | null;
+};
+
+export const emptyMetrics = (): RunMetrics => ({
+  input_tokens: 0,
+  output_tokens: 0,
+  cache_read_tokens: 0,
+  cache_write_tokens: 0,
+  reasoning_tokens: 0,
+  total_tokens: 0,
+  // Prices come with the metrics issue; until then the cost is unknown, never a guess.
+  cost_usd: null,
+  model_calls: 0,
+  tool_calls: 0,
+  retries: 0,
+  duration_ms: 0,
+  time_to_first_token_ms: null,
+});
+
+/**
+ * A run as both stores keep it: the API's Run fields plus what the loop needs to resume it
+ * anywhere (the agent as it was when the run started, where its messages begin).
+ */
+export type RunRecord = {
+  id: string;
+  agent_id: string;
+  session_id: string;
+  status: RunStatus;
+  input: InputPart[];
+  output: unknown;
+  error: RunError | null;
+  required_actions: RequiredAction[];
+  parent_run_id: string | null;
+  forked_from_checkpoint: string | null;
+  agent_version: number;
+  attempts: number;
+  metrics: RunMetrics;
+  metadata: Record<string, unknown>;
+  created_at: string;
+  started_at: string | null;
+  finished_at: string | null;
+  /** Internal: the agent definition this run executes with. */
+  agent: Agent;
+  /** Internal: the output schema in force (the run's, else the agent's); absent on older runs: the agent's. */
+  output_schema?: ObjectJsonSchema | null;
+  /** Internal: the final answer held back for the run's one repair attempt. */
+  output_repair?: OutputRepair;
+  /** Internal: 1-based attempt of the run's current model call (`x-agentry-attempt`). */
+  call_attempt?: number;
+  /** Internal: epoch ms before which the current model call waits for its retry. */
+  retry_at?: number | null;
+  /** Internal: how often the Cron sweeper found the run without progress. */
+  sweeps?: number;
+  /** Internal: the history this run continues (absent on runs made before forks existed). */
+  base?: RunBase;
+  /** Internal: the run's checkpoints, in order. */
+  checkpoints?: Checkpoint[];
+  /** Internal: a context-window error already had its one compaction and extra attempt. */
+  overflow_compacted?: boolean;
+  /** Internal: the run's last answer was cut or declined; the run ends with this error (stop-reasons.ts). */
+  answer_error?: RunError;
+  /** Internal: a branch's `run_continued` data, emitted after its `run_started` (stored: a pending fork may start in another instance). */
+  continued_from?: { from_checkpoint: string | null };
+};
+
+/** A new run's record: what the caller gives, and the fields every run starts with. */
+export function newRunRecord(
+  run: Pick<RunRecord, "id" | "agent" | "session_id" | "status" | "input" | "created_at"> & Partial<RunRecord>,
+): RunRecord {
+  // Field order as API.md shows the Run: id first.
+  const { id, ...given } = run;
+  return {
+    id,
+    agent_id: run.agent.id,
+    agent_version: run.agent.version,
+    output: null,
+    error: null,
+    required_actions: [],
+    parent_run_id: null,
+    forked_from_checkpoint: null,
+    attempts: 1,
+    metrics: emptyMetrics(),
+    metadata: {},
+    started_at: null,
+    finished_at: null,
+    checkpoints: [],
+    ...given,
+  };
+}
+
+/** The public Run object (API.md) of a record. */
+export function renderRun(run: RunRecord) {
+  const {
+    agent: _agent,
+    output_schema: _schema,
+    output_repair: _repair,
+    call_attempt: _attempt,
+    retry_at: _retry,
+    sweeps: _sweeps,
+    base: _base,
+    checkpoints: _checkpoints,
+    overflow_compacted: _overflow,
+    answer_error: _answerError,
+    continued_from: _continuedFrom,
+    ...visible
+  } = run;
+  return visible;
+}
+
+/** True while the run waits on its retry timer (an alarm), not on a model call. */
+export const isWaitingForRetry = (run: RunRecord, now = Date.now()) => (run.retry_at ?? 0) > now;
+
+export type Run = ReturnType<typeof renderRun>;

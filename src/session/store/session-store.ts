@@ -1,0 +1,269 @@
+import type { Block, Message, Role } from "../../core/messages";
+import type { RunEvent, RunEventType } from "../stream/events";
+import { ACTIVE_STATUSES, type RunRecord, type RunStatus } from "../run/run-record";
+import { parseStored } from "../../core/json-depth";
+
+/** One statement for the D1 mirror, kept in the outbox until D1 has it. */
+export type MirrorStatement = { sql: string; params: (string | number | null)[] };
+
+export type StoredMessage = Message & { index: number; run_id: string; created_at: string };
+
+export type LedgerEntry = { tool_call_id: string; run_id: string; output: string; is_error: boolean };
+
+/** The event log (event-log.ts); also created on first use by objects older than it. */
+const EVENTS_SCHEMA = `
+CREATE TABLE IF NOT EXISTS events (seq INTEGER PRIMARY KEY, run_id TEXT NOT NULL, type TEXT NOT NULL, data TEXT NOT NULL, created_at TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS events_by_run ON events (run_id, seq);
+`;
+
+/**
+ * The tool-result ledger, keyed by run and call: a provider may reuse a tool_call_id, and a call
+ * of one run must never find another run's result. Objects older than it kept a ledger keyed by
+ * tool_call_id alone (`tool_results`): its rows move here on first use.
+ */
+const LEDGER_SCHEMA = `
+CREATE TABLE IF NOT EXISTS tool_ledger (run_id TEXT NOT NULL, tool_call_id TEXT NOT NULL, output TEXT NOT NULL, is_error INTEGER NOT NULL, PRIMARY KEY (run_id, tool_call_id));
+`;
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS runs (id TEXT PRIMARY KEY, status TEXT NOT NULL, body TEXT NOT NULL, created_at TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS messages (idx INTEGER PRIMARY KEY, run_id TEXT NOT NULL, role TEXT NOT NULL, content TEXT NOT NULL, created_at TEXT NOT NULL);
+${LEDGER_SCHEMA}CREATE TABLE IF NOT EXISTS outbox (id INTEGER PRIMARY KEY AUTOINCREMENT, statements TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS timers (name TEXT PRIMARY KEY, due_at INTEGER NOT NULL);
+${EVENTS_SCHEMA}
+`;
+
+type MetaKey =
+  | "tenant"
+  | "session_id"
+  | "agent_id"
+  | "created_at"
+  | "updated_at"
+  | "active_run_id"
+  | "seq_ceiling"
+  /** Events with a seq up to this one are only in D1: the object was rebuilt above them. */
+  | "events_floor";
+
+/**
+ * The session's ledger in the object's own SQLite: synchronous, so a check and the write
+ * that follows it cannot be split by another request.
+ */
+export class SessionStore {
+  constructor(private readonly sql: SqlStorage) {}
+
+  /**
+   * True when this object's storage holds a session. Checked on every entry point, never
+   * cached in memory: `deleteAll()` drops the tables while the instance lives on.
+   */
+  isInitialized(): boolean {
+    const table = this.sql
+      .exec("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'meta'")
+      .toArray();
+    if (table.length === 0) return false;
+    return this.getMeta("session_id") !== null;
+  }
+
+  createSchema(): void {
+    this.sql.exec(SCHEMA);
+  }
+
+  getMeta(key: MetaKey): string | null {
+    const row = this.sql.exec<{ value: string }>("SELECT value FROM meta WHERE key = ?", key).toArray()[0];
+    return row ? row.value : null;
+  }
+
+  setMeta(key: MetaKey, value: string | null): void {
+    if (value === null) this.sql.exec("DELETE FROM meta WHERE key = ?", key);
+    else this.sql.exec("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value", key, value);
+  }
+
+  getRun(id: string): RunRecord | null {
+    const row = this.sql.exec<{ body: string }>("SELECT body FROM runs WHERE id = ?", id).toArray()[0];
+    return row ? parseRun(row.body) : null;
+  }
+
+  /** A run's status alone, without reading its body. */
+  runStatus(id: string): RunStatus | null {
+    return this.sql.exec<{ status: RunStatus }>("SELECT status FROM runs WHERE id = ?", id).toArray()[0]?.status ?? null;
+  }
+
+  putRun(run: RunRecord): void {
+    this.sql.exec(
+      "INSERT INTO runs (id, status, body, created_at) VALUES (?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET status = excluded.status, body = excluded.body",
+      run.id,
+      run.status,
+      JSON.stringify(run),
+      run.created_at,
+    );
+  }
+
+  listRuns(): RunRecord[] {
+    return this.sql
+      .exec<{ body: string }>("SELECT body FROM runs ORDER BY created_at, id")
+      .toArray()
+      .map((r) => parseRun(r.body));
+  }
+
+  /** The run holding the session's turn, if any. */
+  activeRun(): RunRecord | null {
+    const id = this.getMeta("active_run_id");
+    const run = id ? this.getRun(id) : null;
+    return run && ACTIVE_STATUSES.includes(run.status) ? run : null;
+  }
+
+  nextMessageIndex(): number {
+    const row = this.sql.exec<{ n: number | null }>("SELECT MAX(idx) AS n FROM messages").one();
+    return row.n === null ? 0 : row.n + 1;
+  }
+
+  appendMessage(message: StoredMessage): void {
+    this.sql.exec(
+      "INSERT INTO messages (idx, run_id, role, content, created_at) VALUES (?, ?, ?, ?, ?)",
+      message.index,
+      message.run_id,
+      message.role,
+      JSON.stringify(message.content),
+      message.created_at,
+    );
+  }
+
+  /** The index of the last message of a run, or null when it has none. */
+  lastMessageIndexOf(runId: string): number | null {
+    const row = this.sql.exec<{ n: number | null }>("SELECT MAX(idx) AS n FROM messages WHERE run_id = ?", runId).one();
+    return row.n;
+  }
+
+  messages(): StoredMessage[] {
+    return this.sql
+      .exec<{ idx: number; run_id: string; role: string; content: string; created_at: string }>(
+        "SELECT idx, run_id, role, content, created_at FROM messages ORDER BY idx",
+      )
+      .toArray()
+      .map((r) => ({
+        index: r.idx,
+        run_id: r.run_id,
+        role: r.role as Role,
+        content: parseStored<Block[]>(r.content),
+        created_at: r.created_at,
+      }));
+  }
+
+  /** The recorded result of a run's tool call, if any. */
+  getToolResult(runId: string, toolCallId: string): LedgerEntry | null {
+    this.ensureLedger();
+    const row = this.sql
+      .exec<{ tool_call_id: string; run_id: string; output: string; is_error: number }>(
+        "SELECT tool_call_id, run_id, output, is_error FROM tool_ledger WHERE run_id = ? AND tool_call_id = ?",
+        runId,
+        toolCallId,
+      )
+      .toArray()[0];
+    return row ? { ...row, is_error: row.is_error === 1 } : null;
+  }
+
+  /** Records a tool result once; a second result for the same call of the same run is ignored. */
+  recordToolResult(entry: LedgerEntry): void {
+    this.ensureLedger();
+    this.sql.exec(
+      "INSERT OR IGNORE INTO tool_ledger (tool_call_id, run_id, output, is_error) VALUES (?, ?, ?, ?)",
+      entry.tool_call_id,
+      entry.run_id,
+      entry.output,
+      entry.is_error ? 1 : 0,
+    );
+  }
+
+  /** Creates the ledger, moving an older object's rows into it. */
+  private ensureLedger(): void {
+    this.sql.exec(LEDGER_SCHEMA);
+    const legacy = this.sql.exec("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'tool_results'").toArray();
+    if (legacy.length === 0) return;
+    this.sql.exec("INSERT OR IGNORE INTO tool_ledger (run_id, tool_call_id, output, is_error) SELECT run_id, tool_call_id, output, is_error FROM tool_results");
+    this.sql.exec("DROP TABLE tool_results");
+  }
+
+  enqueueMirror(statements: MirrorStatement[]): void {
+    if (statements.length > 0) this.sql.exec("INSERT INTO outbox (statements) VALUES (?)", JSON.stringify(statements));
+  }
+
+  outbox(): { id: number; statements: MirrorStatement[] }[] {
+    return this.sql
+      .exec<{ id: number; statements: string }>("SELECT id, statements FROM outbox ORDER BY id")
+      .toArray()
+      .map((r) => ({ id: r.id, statements: JSON.parse(r.statements) as MirrorStatement[] }));
+  }
+
+  removeFromOutbox(ids: number[]): void {
+    for (const id of ids) this.sql.exec("DELETE FROM outbox WHERE id = ?", id);
+  }
+
+  clearOutbox(): void {
+    this.sql.exec("DELETE FROM outbox");
+  }
+
+  /** Stores events; one already stored (same seq) is left as it is. */
+  putEvents(events: RunEvent[]): void {
+    this.sql.exec(EVENTS_SCHEMA);
+    for (const e of events) {
+      this.sql.exec(
+        "INSERT OR IGNORE INTO events (seq, run_id, type, data, created_at) VALUES (?, ?, ?, ?, ?)",
+        e.seq,
+        e.run_id,
+        e.type,
+        JSON.stringify(e.data),
+        e.created_at,
+      );
+    }
+  }
+
+  /** Deletes stored events created before `before` (ISO time). */
+  pruneEvents(before: string): void {
+    this.sql.exec(EVENTS_SCHEMA);
+    this.sql.exec("DELETE FROM events WHERE created_at < ?", before);
+  }
+
+  /** Up to `limit` stored events after `after` in seq order, of one run or (null) of the whole session. */
+  storedEvents(sessionId: string, runId: string | null, after: number, limit: number): RunEvent[] {
+    this.sql.exec(EVENTS_SCHEMA);
+    const rows =
+      runId === null
+        ? this.sql.exec<EventRow>("SELECT seq, run_id, type, data, created_at FROM events WHERE seq > ? ORDER BY seq LIMIT ?", after, limit)
+        : this.sql.exec<EventRow>(
+            "SELECT seq, run_id, type, data, created_at FROM events WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?",
+            runId,
+            after,
+            limit,
+          );
+    return rows.toArray().map((row) => eventOfRow(sessionId, row));
+  }
+
+  setTimer(name: string, dueAt: number | null): void {
+    if (dueAt === null) this.sql.exec("DELETE FROM timers WHERE name = ?", name);
+    else this.sql.exec("INSERT INTO timers (name, due_at) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET due_at = excluded.due_at", name, dueAt);
+  }
+
+  timers(): { name: string; due_at: number }[] {
+    return this.sql.exec<{ name: string; due_at: number }>("SELECT name, due_at FROM timers ORDER BY due_at").toArray();
+  }
+}
+
+/** An event as the object's storage and the D1 mirror hold it (`data` is JSON text). */
+export type EventRow = { seq: number; run_id: string; type: string; data: string; created_at: string };
+
+/** Event rows are written only from RunEvents (here and mirror.ts). */
+export function eventOfRow(sessionId: string, row: EventRow): RunEvent {
+  return {
+    seq: row.seq,
+    type: row.type as RunEventType,
+    run_id: row.run_id,
+    session_id: sessionId,
+    created_at: row.created_at,
+    data: parseStored<Record<string, unknown>>(row.data),
+  };
+}
+
+/** Run bodies are written only by this module from a RunRecord. */
+function parseRun(body: string): RunRecord {
+  return parseStored<RunRecord>(body);
+}

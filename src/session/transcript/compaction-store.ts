@@ -1,0 +1,64 @@
+import type { MirrorStatement } from "../store/session-store";
+
+/** A stored compaction: the summary of a branch's messages from `from_index` to `to_index`. */
+export type Compaction = {
+  id: string;
+  run_id: string;
+  from_index: number;
+  to_index: number;
+  summary: string;
+  tokens_before: number;
+  tokens_after: number;
+  created_at: string;
+};
+
+export const COMPACTIONS_SCHEMA = `
+CREATE TABLE IF NOT EXISTS compactions (id TEXT PRIMARY KEY, run_id TEXT NOT NULL, from_index INTEGER NOT NULL, to_index INTEGER NOT NULL, summary TEXT NOT NULL, tokens_before INTEGER NOT NULL, tokens_after INTEGER NOT NULL, created_at TEXT NOT NULL);
+`;
+
+/** The object's compactions, oldest first (the table lives beside the ledger's). */
+export class CompactionStore {
+  constructor(private readonly sql: SqlStorage) {}
+
+  private ensure(): void {
+    this.sql.exec(COMPACTIONS_SCHEMA);
+  }
+
+  all(): Compaction[] {
+    this.ensure();
+    return this.sql.exec<Compaction>("SELECT * FROM compactions ORDER BY created_at, id").toArray();
+  }
+
+  put(c: Compaction): void {
+    this.ensure();
+    this.sql.exec(
+      "INSERT OR IGNORE INTO compactions (id, run_id, from_index, to_index, summary, tokens_before, tokens_after, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+      c.id,
+      c.run_id,
+      c.from_index,
+      c.to_index,
+      c.summary,
+      c.tokens_before,
+      c.tokens_after,
+      c.created_at,
+    );
+  }
+}
+
+export const mirrorCompaction = (tenant: string, sessionId: string, c: Compaction): MirrorStatement => ({
+  sql: `INSERT OR IGNORE INTO compactions (tenant, session_id, id, run_id, from_idx, to_idx, summary, tokens_before, tokens_after, created_at)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  params: [tenant, sessionId, c.id, c.run_id, c.from_index, c.to_index, c.summary, c.tokens_before, c.tokens_after, c.created_at],
+});
+
+/** Copies the mirror's compactions of a session into a rebuilt object. */
+export async function rebuildCompactions(store: CompactionStore, db: D1Database, tenant: string, sessionId: string): Promise<void> {
+  const { results } = await db
+    .prepare(
+      `SELECT id, run_id, from_idx AS from_index, to_idx AS to_index, summary, tokens_before, tokens_after, created_at
+       FROM compactions WHERE tenant = ? AND session_id = ?`,
+    )
+    .bind(tenant, sessionId)
+    .all<Compaction>();
+  for (const c of results) store.put(c);
+}

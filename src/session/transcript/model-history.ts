@@ -1,0 +1,73 @@
+import type { Message } from "../../core/messages";
+import { classifyError, ModelCallAbortedError } from "../../providers/errors";
+import { ProviderError } from "../../providers/types";
+import { toolSpecs } from "../../tools";
+import { branchOf, messagesOf } from "./branch-messages";
+import { estimateTokens, toModelMessages, withCompaction, type TranscriptMessage } from "./compaction";
+import { summarizeOlderMessages } from "./compactor";
+import { sendableHistory } from "./message-parts";
+import type { LoopHost } from "../run/run-loop";
+import type { RunRecord } from "../run/run-record";
+import type { StoredMessage } from "../store/session-store";
+
+/** The run's branch as the API shows it: its latest compaction summary first. */
+export const compactedBranch = (host: Pick<LoopHost, "store" | "compactions">, run: RunRecord): TranscriptMessage[] =>
+  withCompaction(messagesOf(branchOf(host.store, run)), host.compactions.all());
+
+/**
+ * The messages of the run's next model call, from its branch (`messagesOf(branchOf(…))`, as
+ * the loop already read it). With compaction enabled, a request that would exceed
+ * `trigger_tokens` first has the branch's older messages summarised (a failed summary call
+ * throws, as the model call would).
+ */
+export async function modelHistory(host: LoopHost, run: RunRecord, branch: StoredMessage[], signal: AbortSignal): Promise<Message[]> {
+  let history = withCompaction(branch, host.compactions.all());
+  const settings = run.agent.compaction;
+  const size = () => estimateTokens({ instructions: run.agent.instructions, messages: toModelMessages(history), tools: toolSpecs(run.agent) });
+  if (settings?.enabled && size() > settings.trigger_tokens) {
+    if (await compactBranch(host, run, history, signal)) history = compactedBranch(host, run);
+  }
+  return sendableHistory(toModelMessages(history));
+}
+
+/**
+ * Summarises the branch's older messages, stores the summary and reports a `compaction` event.
+ * Null when there is too little to summarise; throws a ProviderError when the summary call fails.
+ */
+export async function compactBranch(
+  host: LoopHost,
+  run: RunRecord,
+  history: TranscriptMessage[],
+  signal?: AbortSignal,
+): Promise<{ summary: string; compacted_messages: number; tokens_before: number; tokens_after: number } | null> {
+  // A failed summary call throws (a ProviderError): the caller treats it as the failure of the
+  // step it was making room for, so it is retried or ends the run like a failed model call.
+  let outcome;
+  try {
+    outcome = await summarizeOlderMessages(host.env, host.tenant(), run.agent, history, run.id, signal);
+  } catch (error) {
+    const failure = error instanceof ProviderError ? error : classifyError(error);
+    if (failure instanceof ModelCallAbortedError) throw failure;
+    throw new ProviderError(failure.type, `Compaction failed: ${failure.message}`, failure.retryable, failure.status, failure.retryAfterMs);
+  }
+  if (!outcome) return null;
+  const { compaction, compacted_messages, usage } = outcome;
+  const current = host.store.getRun(run.id);
+  host.commit(() => {
+    const statements = [host.saveCompaction(compaction)];
+    if (current) {
+      // The summary's tokens are the run's too.
+      const m = current.metrics;
+      m.input_tokens += usage.input_tokens;
+      m.output_tokens += usage.output_tokens;
+      m.cache_read_tokens += usage.cache_read_tokens;
+      m.cache_write_tokens += usage.cache_write_tokens;
+      m.total_tokens = m.input_tokens + m.output_tokens;
+      statements.push(host.saveRun(current));
+    }
+    return statements;
+  });
+  const report = { compacted_messages, tokens_before: compaction.tokens_before, tokens_after: compaction.tokens_after };
+  host.emit(current ?? run, "compaction", report);
+  return { summary: compaction.summary, ...report };
+}
