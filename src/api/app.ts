@@ -18,6 +18,8 @@ import { eventRoutes } from "./events";
 import { sessionSocketRoutes } from "./session-socket";
 import { usageRoutes } from "./usage";
 import { docsRoutes } from "./docs";
+import { requestContext } from "./request-context";
+import { livenessRoutes } from "./liveness";
 
 const MAX_BODY_BYTES = 25 * 1024 * 1024;
 
@@ -25,6 +27,7 @@ const MAX_BODY_BYTES = 25 * 1024 * 1024;
 export function createApp() {
   const app = new OpenAPIHono<AppEnv>();
 
+  app.use("*", requestContext);
   app.use("/v1/*", corsForListedOrigins);
   app.use(
     "/v1/*",
@@ -47,6 +50,7 @@ export function createApp() {
   app.route("/v1", sessionSocketRoutes);
   app.route("/v1", usageRoutes);
   app.route("/", docsRoutes);
+  app.route("/", livenessRoutes);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", { type: "http", scheme: "bearer" });
   app.doc31("/openapi.json", {
@@ -75,6 +79,6 @@ export function errorResponse(error: unknown): Response {
     }
     if (error.status === 413) return new ApiError("payload_too_large", "Request body is too large").toResponse();
   }
-  log({ event: "unhandled_error", message: error instanceof Error ? error.message : String(error) });
+  log({ event: "unhandled_error", message: error instanceof Error ? error.message : String(error), error_type: error instanceof Error ? error.name : typeof error });
   return new ApiError("internal", "Internal error").toResponse();
 }

@@ -1,6 +1,7 @@
 import { createMiddleware } from "hono/factory";
 import { sha256Hex } from "../core/hash";
 import { findKeyByHash } from "../db/keys";
+import { addLogContext } from "../core/log";
 import { ApiError } from "./errors";
 import type { AppEnv } from "./router";
 
@@ -46,6 +47,7 @@ export const authenticate = createMiddleware<AppEnv>(async (c, next) => {
     c.set("isAdmin", false);
     c.set("tokenId", key.id);
   }
+  addLogContext({ tenant: c.get("tenant") });
   await next();
 });
 

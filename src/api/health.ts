@@ -1,4 +1,5 @@
 import { createRoute, z } from "@hono/zod-openapi";
+import { BUILD_VERSION } from "../core/version";
 import { bearerSecurity, newRouter } from "./router";
 
 const health = createRoute({
@@ -11,7 +12,7 @@ const health = createRoute({
       description: "The Worker answers and reports each binding",
       content: {
         "application/json": {
-          schema: z.object({ ok: z.boolean(), bindings: z.record(z.string(), z.string()) }),
+          schema: z.object({ ok: z.boolean(), version: z.string(), bindings: z.record(z.string(), z.string()) }),
         },
       },
     },
@@ -25,6 +26,8 @@ export const healthRoutes = newRouter().openapi(health, async (c) => {
   } catch {
     db = "error";
   }
-  const bindings = { DB: db, SESSION: c.env.SESSION ? "ok" : "missing", MEDIA: c.env.MEDIA ? "ok" : "missing" };
-  return c.json({ ok: db === "ok", bindings }, 200);
+  const present = (binding: unknown) => (binding ? "ok" : "missing");
+  const bindings = { DB: db, SESSION: present(c.env.SESSION), MEDIA: present(c.env.MEDIA), RUNS: present(c.env.RUNS) };
+  const ok = Object.values(bindings).every((state) => state === "ok");
+  return c.json({ ok, version: BUILD_VERSION, bindings }, 200);
 });

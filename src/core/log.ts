@@ -1,8 +1,10 @@
+import { AsyncLocalStorage } from "node:async_hooks";
+
 /** Structured log lines. Never put a secret, a prompt or a tool output in one. */
 export type LogEvent =
-  | { event: "unhandled_error"; message: string }
+  | { event: "unhandled_error"; message: string; error_type?: string }
   | { event: "run_started"; run_id: string; trigger: string }
-  | { event: "run_finished"; run_id: string; status: string; duration_ms: number }
+  | { event: "run_finished"; run_id: string; status: string; duration_ms: number; error_type?: string }
   | { event: "run_resumed"; run_id: string; reason: string }
   | { event: "queue_message"; run_id: string | null; outcome: string }
   | { event: "sweep"; stale_runs: number; events_deleted: number }
@@ -14,6 +16,57 @@ export type LogEvent =
   /** An event of a run whose stretch had ended (its terminal event was out) was not emitted. */
   | { event: "late_event_dropped"; run_id: string; type: string };
 
+export type LogLevel = "debug" | "info" | "warn" | "error";
+
+/** What a line is about, where known: added to every line logged inside `withLogContext`. */
+export type LogContext = {
+  request_id?: string;
+  tenant?: string;
+  agent_id?: string;
+  session_id?: string;
+  run_id?: string;
+};
+
+const LEVELS: Record<LogEvent["event"], LogLevel> = {
+  unhandled_error: "error",
+  run_started: "info",
+  run_finished: "info",
+  run_resumed: "warn",
+  queue_message: "warn",
+  sweep: "info",
+  outbox_failed: "warn",
+  alarm_failed: "error",
+  session_rebuilt: "info",
+  media_missing: "warn",
+  media_kept: "warn",
+  late_event_dropped: "debug",
+};
+
+const context = new AsyncLocalStorage<LogContext>();
+
+/** Runs `fn` with `fields` (over the enclosing context) on every line it logs, awaited work included. */
+export function withLogContext<T>(fields: LogContext, fn: () => T): T {
+  return context.run({ ...context.getStore(), ...fields }, fn);
+}
+
+/** Adds what became known (the tenant once authenticated, a session or run id) to the current context. */
+export function addLogContext(fields: LogContext): void {
+  const store = context.getStore();
+  if (store) Object.assign(store, fields);
+}
+
+/** The current request's id, if this code runs for one. */
+export const currentRequestId = (): string | undefined => context.getStore()?.request_id;
+
+/**
+ * One JSON line: time, level, the context (request, tenant, agent, session, run where known),
+ * then the entry. A failed run is `warn` with its `error_type`.
+ */
 export function log(entry: LogEvent): void {
-  console.log(JSON.stringify({ at: new Date().toISOString(), ...entry }));
+  let level = LEVELS[entry.event];
+  if (entry.event === "run_finished" && entry.status === "error") level = "warn";
+  const line = JSON.stringify({ at: new Date().toISOString(), level, ...context.getStore(), ...entry });
+  if (level === "error") console.error(line);
+  else if (level === "warn") console.warn(line);
+  else console.log(line);
 }

@@ -80,6 +80,6 @@ export async function createRun(core: SessionCore, spec: NewRun): Promise<RunAns
   } finally {
     core.launching.delete(run.id);
   }
-  if (!spec.background && core.store.getRun(run.id)?.status === "running") core.begin(run);
+  if (!spec.background && core.store.getRun(run.id)?.status === "running") core.begin(run, "request");
   return core.answer(run.id, stream, !spec.background);
 }

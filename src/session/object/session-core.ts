@@ -1,6 +1,6 @@
 import type { Block } from "../../core/messages";
 import { newId, nowIso } from "../../core/ids";
-import { log } from "../../core/log";
+import { log, withLogContext, type LogContext } from "../../core/log";
 import { eventRetentionCutoff, positiveNumber } from "../../core/settings";
 import type { Env } from "../../env";
 import type { ProviderError } from "../../providers/types";
@@ -184,17 +184,24 @@ export class SessionCore implements LoopHost {
     run.started_at = now;
     this.commit(() => [this.saveRun(run)]);
     this.setTimer("queue_fallback", null);
-    log({ event: "run_started", run_id: run.id, trigger });
-    this.begin(run);
+    this.begin(run, trigger);
     this.flushSoon();
     return true;
   }
 
   /** A run's first events (a branch's `run_continued`, from its stored record), then its loop. */
-  begin(run: RunRecord): void {
-    this.emit(run, "run_started", { agent_id: run.agent_id, agent_version: run.agent_version });
-    if (run.continued_from) this.emit(run, "run_continued", run.continued_from);
-    this.drive(run.id);
+  begin(run: RunRecord, trigger: string): void {
+    withLogContext(this.logContextOf(run), () => {
+      log({ event: "run_started", run_id: run.id, trigger });
+      this.emit(run, "run_started", { agent_id: run.agent_id, agent_version: run.agent_version });
+      if (run.continued_from) this.emit(run, "run_continued", run.continued_from);
+      this.drive(run.id);
+    });
+  }
+
+  /** The ids a run's log lines carry (core/log.ts): every line its loop logs has them. */
+  logContextOf(run: Pick<RunRecord, "id" | "agent_id">): LogContext {
+    return { tenant: this.tenant(), session_id: this.sessionId, agent_id: run.agent_id, run_id: run.id };
   }
 
   /** Records a failed model call's attempt and waits on the alarm before the next one. */
@@ -220,13 +227,15 @@ export class SessionCore implements LoopHost {
     if (this.drivers.has(runId)) return;
     const abort = new AbortController();
     this.drivers.set(runId, abort);
-    driveRun(this, runId, abort.signal)
+    const run = this.store.getRun(runId);
+    const driving = run ? withLogContext(this.logContextOf(run), () => driveRun(this, runId, abort.signal)) : Promise.resolve();
+    driving
       .catch(async (error: unknown) => {
         log({ event: "unhandled_error", message: error instanceof Error ? error.message : String(error) });
         try {
-          const run = this.store.getRun(runId);
-          if (run?.status === "running") {
-            await this.finish(run, "error", { error: { type: "internal", message: "Internal error", retryable: false } });
+          const current = this.store.getRun(runId);
+          if (current?.status === "running") {
+            await this.finish(current, "error", { error: { type: "internal", message: "Internal error", retryable: false } });
           }
         } catch {
           // The session was deleted under the run.
@@ -338,7 +347,7 @@ export class SessionCore implements LoopHost {
       paused: "run_paused",
     };
     this.emit(run, type[status], data[status]());
-    log({ event: "run_finished", run_id: run.id, status, duration_ms: run.metrics.duration_ms });
+    log({ event: "run_finished", run_id: run.id, status, duration_ms: run.metrics.duration_ms, ...(run.error ? { error_type: run.error.type } : {}) });
   }
 
   emit(run: RunRecord, type: RunEventType, data: Record<string, unknown>): void {
