@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { Message } from "../src/core/messages";
-import { base64Length, decodeBase64, encodeBase64 } from "../src/media/base64";
+import { base64Length, decodeBase64, encodeBase64 } from "../src/core/base64";
 import { loadMedia } from "../src/media/load";
 import { sniffImage } from "../src/media/sniff";
 import { putMedia } from "../src/media/store";

@@ -8,12 +8,14 @@ import type { AppEnv } from "./router";
 /** SHA-256 hex of a token; keys are stored only as this hash. */
 export const hashToken = (token: string): Promise<string> => sha256Hex(token);
 
-/** Compares two secrets in constant time (both are hashed first, so lengths match). */
+/**
+ * Compares two secrets in constant time: both are hashed first, so the lengths match, then
+ * compared with workerd's `crypto.subtle.timingSafeEqual`.
+ */
 async function sameSecret(a: string, b: string): Promise<boolean> {
+  const encoder = new TextEncoder();
   const [ha, hb] = await Promise.all([hashToken(a), hashToken(b)]);
-  let diff = 0;
-  for (let i = 0; i < ha.length; i++) diff |= ha.charCodeAt(i) ^ hb.charCodeAt(i);
-  return diff === 0;
+  return crypto.subtle.timingSafeEqual(encoder.encode(ha), encoder.encode(hb));
 }
 
 function tokenOf(request: Request): string | null {

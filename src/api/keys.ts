@@ -8,6 +8,7 @@ import { idempotentCreate } from "./idempotency";
 import { decodeCursor, listQuery, listSchema, page } from "./pagination";
 import { authErrors, errorResponses } from "./responses";
 import { bearerSecurity, newRouter } from "./router";
+import { encodeBase64Url } from "../core/base64";
 
 const keyCreateSchema = z
   .strictObject({
@@ -70,9 +71,7 @@ const deleteKeyRoute = createRoute({
 
 /** A key token: "agk_" and 32 random bytes, base64url. */
 function newKeyToken(): string {
-  const bytes = crypto.getRandomValues(new Uint8Array(32));
-  const base64 = btoa(String.fromCharCode(...bytes));
-  return `agk_${base64.replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "")}`;
+  return `agk_${encodeBase64Url(crypto.getRandomValues(new Uint8Array(32)))}`;
 }
 
 const shown = (row: KeyRow) => ({ id: row.id, tenant: row.tenant, name: row.name, created_at: row.createdAt });

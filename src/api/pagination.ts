@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { invalidFields } from "./errors";
+import { decodeBase64Url, encodeBase64Url } from "../core/base64";
 
 /** `limit` and `cursor` of every list (API.md: newest first, limit 20 by default, at most 100). */
 export const pageQuery = {
@@ -14,7 +15,7 @@ export const listQuery = <T extends z.ZodRawShape>(filters: T) => z.strictObject
 export type Cursor = { createdAt: string; id: string };
 
 export function encodeCursor(row: Cursor): string {
-  return btoa(JSON.stringify([row.createdAt, row.id])).replace(/=+$/, "").replace(/\+/g, "-").replace(/\//g, "_");
+  return encodeBase64Url(new TextEncoder().encode(JSON.stringify([row.createdAt, row.id])));
 }
 
 const cursorShape = z.tuple([z.string(), z.string()]);
@@ -22,7 +23,7 @@ const cursorShape = z.tuple([z.string(), z.string()]);
 export function decodeCursor(cursor: string | undefined): Cursor | null {
   if (cursor === undefined) return null;
   try {
-    const json: unknown = JSON.parse(atob(cursor.replace(/-/g, "+").replace(/_/g, "/")));
+    const json: unknown = JSON.parse(new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(decodeBase64Url(cursor)));
     const [createdAt, id] = cursorShape.parse(json);
     return { createdAt, id };
   } catch {

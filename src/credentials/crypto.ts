@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { base64Length, decodeBase64, encodeBase64 } from "../media/base64";
+import { base64Length, decodeBase64, encodeBase64 } from "../core/base64";
 import { CredentialError } from "./errors";
 import { extraHeadersSchema } from "./headers";
 

@@ -1,7 +1,7 @@
 import type { MediaBlock, Message } from "../core/messages";
 import { log } from "../core/log";
 import { ProviderError, type MediaData } from "../providers/types";
-import { encodeBase64 } from "./base64";
+import { encodeBase64 } from "../core/base64";
 import { MAX_CALL_MEDIA_BYTES } from "./limits";
 import { getMedia, type MediaScope } from "./store";
 

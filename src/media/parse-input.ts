@@ -1,6 +1,6 @@
 import { ApiError, invalidFields, type FieldError } from "../api/errors";
 import { checkOutboundUrl } from "../tools/url-guard";
-import { base64Length, compactBase64, decodeBase64 } from "./base64";
+import { base64Length, compactBase64, decodeBase64 } from "../core/base64";
 import { formatMb, MAX_INPUT_CHARS, MAX_PARTS, maxBytesOf, type ImageType, type MediaType } from "./limits";
 import type { ContentPart } from "./part-schemas";
 import { isUtf8, looksLikePdf, sniffImage } from "./sniff";

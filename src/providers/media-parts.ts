@@ -1,5 +1,5 @@
 import type { MediaBlock } from "../core/messages";
-import { decodeBase64 } from "../media/base64";
+import { decodeBase64 } from "../core/base64";
 import type { MediaData } from "./types";
 
 /** The text sent in place of a media block whose bytes were not loaded (missing, or over the call's budget). */
