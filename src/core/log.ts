@@ -8,7 +8,8 @@ export type LogEvent =
   | { event: "run_resumed"; run_id: string; reason: string }
   | { event: "queue_message"; run_id: string | null; outcome: string }
   | { event: "sweep"; stale_runs: number; events_deleted: number }
-  | { event: "outbox_failed"; session_id: string; message: string }
+  | { event: "outbox_failed"; session_id: string; message: string; statements?: number; d1?: "unreachable"; rejected?: number }
+  | { event: "outbox_quarantined"; session_id: string; statements: number; message: string }
   | { event: "alarm_failed"; message: string }
   | { event: "session_rebuilt"; session_id: string; messages: number; runs: number }
   | { event: "media_missing"; session_id: string; media_id: string }

@@ -22,7 +22,16 @@ export const sessionStub = (sessionId: string, tenant = "default") => env.SESSIO
  * local commit and its D1 write, which is milliseconds locally and a network call in
  * production, stays open for as long as the test needs.
  */
-export async function holdD1Batch(sessionId: string, matches: (statements: SeenStatement[]) => boolean): Promise<HeldBatch> {
+export async function holdD1Batch(
+  sessionId: string,
+  matches: (statements: SeenStatement[]) => boolean,
+  /**
+   * When set, the batch waits at this bucket's gate of the test tool server instead of on
+   * `release()`, and `reached` is left unused: the test learns it is held from `callsReceived`
+   * in its own context, so it may then reset the object (which would end a test resumed in it).
+   */
+  gateBucket?: string,
+): Promise<HeldBatch> {
   let reach!: () => void;
   let release!: () => void;
   const reached = new Promise<void>((resolve) => (reach = resolve));
@@ -49,8 +58,12 @@ export async function holdD1Batch(sessionId: string, matches: (statements: SeenS
     const batch = async <T>(statements: D1PreparedStatement[]): Promise<D1Result<T>[]> => {
       if (armed && matches(statements.map((s) => seen.get(s) ?? { sql: "", params: [] }))) {
         armed = false;
-        reach();
-        await released;
+        if (gateBucket) {
+          await fetch(`${env.TOOL_SERVER_URL}/gate/${gateBucket}`, { method: "POST", body: "{}" });
+        } else {
+          reach();
+          await released;
+        }
       }
       return real.batch<T>(statements);
     };

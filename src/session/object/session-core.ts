@@ -6,11 +6,12 @@ import type { Env } from "../../env";
 import type { ProviderError } from "../../providers/types";
 import { CompactionStore, mirrorCompaction, rebuildCompactions, type Compaction } from "../transcript/compaction-store";
 import { EventLog } from "../store/event-log";
+import { Mirror } from "../store/mirror";
 import { replayStream } from "../stream/replay-stream";
 import { EventHub, isTerminal, type RunEvent, type RunEventType } from "../stream/events";
 import { mirrorMessage, mirrorRun, mirrorSession } from "../store/mirror-statements";
 import type { RunAnswer, SessionFailure, SessionIdentity } from "./protocol";
-import { rebuildFromMirror, SEQ_RESERVE } from "../store/rebuild";
+import { rebuildFromMirror } from "../store/rebuild";
 import { driveRun, type LoopHost } from "../run/run-loop";
 import type { RunMessage } from "../run/run-message";
 import { isWaitingForRetry, renderRun, type Checkpoint, type RunRecord, type RunStatus } from "../run/run-record";
@@ -56,6 +57,10 @@ export class SessionCore implements LoopHost {
   readonly sockets: SessionSockets;
   /** The session's compaction summaries (compaction-store.ts). */
   readonly compactions: CompactionStore;
+  /** The copy of the outbox and the event log to D1 (mirror.ts). */
+  readonly mirror: Mirror;
+  /** Whether this instance armed the outbox timer since the mirror was last idle. */
+  private mirrorArmed = false;
 
   constructor(
     readonly ctx: DurableObjectState,
@@ -63,7 +68,11 @@ export class SessionCore implements LoopHost {
   ) {
     this.store = new SessionStore(ctx.storage.sql);
     this.timers = new Timers(this.store, ctx.storage);
-    this.events = new EventLog(new SessionStore(ctx.storage.sql), env.DB);
+    this.events = new EventLog(this.store, env.DB);
+    this.mirror = new Mirror(this.store, () => {
+      this.mirrorArmed = false;
+      this.setTimer("outbox", null);
+    });
     this.sockets = new SessionSockets(ctx);
     this.compactions = new CompactionStore(ctx.storage.sql);
   }
@@ -106,6 +115,7 @@ export class SessionCore implements LoopHost {
       if (this.store.isInitialized()) return;
       this.nextSeqValue = null;
       this.events.reset();
+      this.mirrorArmed = false;
       const counts = await rebuildFromMirror(this.store, this.env.DB, identity.tenant, identity.session_id);
       await rebuildCompactions(this.compactions, this.env.DB, identity.tenant, identity.session_id);
       if (counts.runs > 0) log({ event: "session_rebuilt", session_id: identity.session_id, ...counts });
@@ -357,31 +367,38 @@ export class SessionCore implements LoopHost {
       log({ event: "late_event_dropped", run_id: run.id, type });
       return;
     }
+    const stored = run.agent.store_events !== false;
+    // A run's log opens with its opening events, even when the object died between the run's
+    // creation and its first event: the resumed run emits them before anything else.
+    if (stored && type !== "run_started" && run.started_at !== null && !this.events.hasOpened(run.id)) {
+      this.emit(run, "run_started", { agent_id: run.agent_id, agent_version: run.agent_version });
+      if (run.continued_from && type !== "run_continued") this.emit(run, "run_continued", run.continued_from);
+    }
     const event: RunEvent = { seq: this.nextSeq(), type, run_id: run.id, session_id: run.session_id, created_at: nowIso(), data };
-    // A terminal event is stored before anyone sees it: a client that saw a run end can replay it at once.
-    if (this.events.record(event, run.agent.store_events !== false)) this.commit(() => []);
+    // Stored before anyone sees it (event-log.ts): the platform holds the frames below until the write is durable.
+    this.events.record(event, stored);
+    if (stored) this.armMirror();
     this.hub.publish(event);
     this.sockets.broadcast(event);
     if (isTerminal(type)) void this.flush();
   }
 
-  /** Seqs are handed out from a reserve persisted ahead of use, so none is ever reused. */
+  /**
+   * The session's next seq, persisted as it is handed out (with the event, in the same
+   * coalesced write): a restart goes on from the last one, none is reused or skipped.
+   */
   nextSeq(): number {
-    const ceiling = Number(this.store.getMeta("seq_ceiling") ?? "0");
-    if (this.nextSeqValue === null || this.nextSeqValue <= 0) this.nextSeqValue = ceiling + 1;
+    if (this.nextSeqValue === null || this.nextSeqValue <= 0) this.nextSeqValue = Number(this.store.getMeta("seq_ceiling") ?? "0") + 1;
     const seq = this.nextSeqValue;
-    if (seq > ceiling) this.store.setMeta("seq_ceiling", String(seq + SEQ_RESERVE - 1));
+    this.store.setMeta("seq_ceiling", String(seq));
     this.nextSeqValue = seq + 1;
     return seq;
   }
 
-  /** Applies `change` and writes the buffered events, with their D1 statements, in one transaction. */
+  /** Applies `change` and puts its D1 statements in the outbox, in one transaction. */
   commit(change: () => MirrorStatement[]): void {
-    this.ctx.storage.transactionSync(() => {
-      this.store.enqueueMirror(change());
-      for (const statements of this.events.persist()) this.store.enqueueMirror(statements);
-    });
-    this.events.persisted();
+    this.ctx.storage.transactionSync(() => this.store.enqueueMirror(change()));
+    this.armMirror();
     // Events may commit themselves (emit), so the checkpoints' go out after the transaction.
     for (const { run, checkpoint } of this.newCheckpoints.splice(0)) {
       this.emit(run, "checkpoint", { checkpoint_id: checkpoint.id, step: checkpoint.step });
@@ -429,28 +446,35 @@ export class SessionCore implements LoopHost {
     return this.store.getMeta("tenant") ?? "";
   }
 
-  /** Copies the outbox to D1, one batch at a time; a failure is retried on the alarm. */
+  /**
+   * The outbox timer is armed whenever something waits for D1 (an eviction leaves nothing
+   * unsent until the session is touched); the mirror disarms it when it is idle.
+   */
+  private armMirror(): void {
+    if (this.mirrorArmed) return;
+    this.mirrorArmed = true;
+    this.setTimer("outbox", Date.now() + OUTBOX_RETRY_MS);
+  }
+
+  /** Copies the outbox and the stored events to D1 (mirror.ts); a failure is retried on the alarm. */
   flush(): Promise<void> {
-    // Events emitted since the last step (a retry's, a run_started) are written first.
-    if (this.events.pending && this.store.isInitialized()) this.commit(() => []);
     this.flushing = this.flushing.then(() => this.drainOutbox());
     return this.flushing;
   }
 
   async drainOutbox(): Promise<void> {
-    let entries;
+    let drained: boolean;
     try {
-      entries = this.store.outbox();
-    } catch {
-      return; // storage was deleted with the session
-    }
-    if (entries.length === 0) return;
-    const db = this.env.DB;
-    try {
-      await db.batch(entries.flatMap((e) => e.statements.map((s) => db.prepare(s.sql).bind(...s.params))));
-      this.store.removeFromOutbox(entries.map((e) => e.id));
+      if (!this.store.isInitialized()) return;
+      drained = await this.mirror.drain(this.env.DB);
     } catch (error) {
-      log({ event: "outbox_failed", session_id: this.store.getMeta("session_id") ?? "", message: error instanceof Error ? error.message : String(error) });
+      // The storage was deleted with the session under the drain; anything else is retried.
+      if (!this.store.isInitialized()) return;
+      log({ event: "outbox_failed", session_id: this.sessionId, message: error instanceof Error ? error.message : String(error) });
+      drained = false;
+    }
+    if (!drained) {
+      this.mirrorArmed = true;
       this.setTimer("outbox", Date.now() + OUTBOX_RETRY_MS);
     }
   }

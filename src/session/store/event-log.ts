@@ -1,48 +1,57 @@
 import { isTerminal, type RunEvent } from "../stream/events";
-import { mirrorEvents, mirrorLastSeq } from "./mirror-statements";
 import type { SessionIdentity } from "../object/protocol";
-import { eventOfRow, type EventRow, type MirrorStatement, type SessionStore } from "./session-store";
+import { eventOfRow, type EventRow, type SessionStore } from "./session-store";
 
 /** Events read per page (a replay, a JSON answer), from the object and from D1. */
 export const EVENT_PAGE = 500;
-/** A buffer this long is written at once, whatever the step (one very long answer). */
-const MAX_BUFFERED = 500;
-
 /**
- * The session's stored event log (API.md, Events). Emitted events of runs with
- * `store_events` wait in memory and are written once per step: in the step's storage
- * transaction, with their D1 statements in the outbox. A read merges what is stored with
- * what is still buffered, so a resume is exact even between two writes.
+ * The session's stored event log (API.md, Events). An event of a run with `store_events` is
+ * written to the object's `events` table when it is emitted, before it is published: a Durable
+ * Object holds every outgoing message (an SSE frame, a socket message, an RPC answer) until the
+ * writes before it are durable, so a client never sees a seq that a crash can lose. Writes
+ * made without an await in between are coalesced into one, so a step's events cost no extra
+ * round trip. The D1 copy is drained from this table by the mirror (mirror.ts).
  *
  * An object rebuilt from D1 (empty storage) does not copy the old events back: seqs up to
  * `events_floor` are read from D1 when asked for, and the object's own log starts above it.
  */
 export class EventLog {
-  private buffer: RunEvent[] = [];
-  private written = 0;
   /** Runs whose current stretch has begun and not yet ended in this instance. */
   private readonly open = new Set<string>();
+  /** Runs known (in this instance) to have their `run_started` stored. */
+  private readonly opened = new Set<string>();
+  private schemaChecked = false;
 
   constructor(
     private readonly store: SessionStore,
     private readonly db: D1Database,
   ) {}
 
-  /**
-   * Notes an emitted event, buffering it when `stored`. True when the buffer must be written
-   * before the event is published: a terminal event (a client that sees a run end may ask for
-   * its events at once), or a full buffer.
-   */
-  record(event: RunEvent, stored: boolean): boolean {
+  /** Notes an emitted event and, when `stored`, writes it to the object's storage. */
+  record(event: RunEvent, stored: boolean): void {
     if (isTerminal(event.type)) this.open.delete(event.run_id);
     else this.open.add(event.run_id);
-    if (!stored) return false;
-    this.buffer.push(event);
-    return isTerminal(event.type) || this.buffer.length >= MAX_BUFFERED;
+    if (!stored) return;
+    if (!this.schemaChecked) {
+      this.store.ensureEvents();
+      this.schemaChecked = true;
+    }
+    this.store.putEvent(event);
+    if (event.type === "run_started" && !this.opened.has(event.run_id)) {
+      this.store.markOpened(event.run_id);
+      this.opened.add(event.run_id);
+    }
   }
 
-  get pending(): boolean {
-    return this.buffer.length > 0;
+  /**
+   * Whether the run's stored log has opened (its `run_started` is stored). False for a run
+   * whose object died between the run's creation and its first event: its resume opens it.
+   */
+  hasOpened(runId: string): boolean {
+    if (this.opened.has(runId)) return true;
+    if (!this.store.isOpened(runId)) return false;
+    this.opened.add(runId);
+    return true;
   }
 
   /** Opens a stretch of `runId` in this instance: the events that end a run (its finish) go out. */
@@ -55,48 +64,23 @@ export class EventLog {
     return this.open.has(runId);
   }
 
-  /**
-   * Writes the buffer to the object's storage and returns its D1 statements, one outbox entry
-   * each. Call inside the storage transaction, then `persisted()` once it has committed.
-   */
-  persist(): MirrorStatement[][] {
-    this.written = this.buffer.length;
-    if (this.written === 0) return [];
-    this.store.putEvents(this.buffer);
-    const tenant = this.store.getMeta("tenant") ?? "";
-    const sessionId = this.store.getMeta("session_id") ?? "";
-    const statements = mirrorEvents(tenant, sessionId, this.buffer).map((s) => [s]);
-    statements.push([mirrorLastSeq(tenant, sessionId, Number(this.store.getMeta("seq_ceiling") ?? "0"))]);
-    return statements;
-  }
-
-  /** Drops what the last `persist` wrote: its transaction committed. */
-  persisted(): void {
-    this.buffer.splice(0, this.written);
-    this.written = 0;
-  }
-
   /** Forgets everything in memory (the storage was wiped or deleted). */
   reset(): void {
-    this.buffer = [];
-    this.written = 0;
     this.open.clear();
+    this.opened.clear();
+    this.schemaChecked = false;
   }
 
   /**
    * Up to `limit` events after `after` in seq order, of one run or (null) of the whole session:
-   * from D1 below the floor, then the object's storage, then the buffer.
+   * from D1 below the floor, then the object's storage.
    */
   async read(identity: SessionIdentity, runId: string | null, after: number, limit = EVENT_PAGE): Promise<RunEvent[]> {
     const floor = Number(this.store.getMeta("events_floor") ?? "0");
     const older = after < floor ? await this.readMirror(identity, runId, after, floor, limit) : [];
     if (older.length >= limit) return older;
-    // Read after the await, in one synchronous stretch: a persist cannot move events between the two.
-    const from = Math.max(after, floor);
-    const stored = this.store.storedEvents(identity.session_id, runId, from, limit - older.length);
-    const top = stored.at(-1)?.seq ?? from;
-    const buffered = this.buffer.filter((e) => e.seq > top && (runId === null || e.run_id === runId));
-    return [...older, ...stored, ...buffered].slice(0, limit);
+    const stored = this.store.storedEvents(identity.session_id, runId, Math.max(after, floor), limit - older.length);
+    return [...older, ...stored];
   }
 
   /** Every event after `after` (all pages). */

@@ -3,7 +3,7 @@ import type { RunRecord } from "../run/run-record";
 import type { SessionStore } from "./session-store";
 import { parseStored } from "../../core/json-depth";
 
-/** Event seqs handed out ahead of use; a restart skips past them so none is ever reused. */
+/** A rebuilt object starts this far above the highest seq D1 knows of (the mirror may lag the lost object). */
 export const SEQ_RESERVE = 1000;
 
 type SessionRow = { agent_id: string; last_seq: number; created_at: string; updated_at: string };
@@ -39,9 +39,12 @@ export async function rebuildFromMirror(store: SessionStore, db: D1Database, ten
     store.setMeta("seq_ceiling", String(ceiling));
     // The old events stay in D1, read from there when asked for (event-log.ts); new ones start above.
     store.setMeta("events_floor", String(storedSeq));
+    store.setMeta("events_mirrored", String(storedSeq));
     for (const row of (runs?.results ?? []) as { body: string }[]) {
       const run = parseStored<RunRecord>(row.body);
       store.putRun(run);
+      // Its opening events, if it had them, are in D1 below the floor: a resume does not repeat them.
+      store.markOpened(run.id);
       if (run.status === "pending" || run.status === "running" || run.status === "paused") store.setMeta("active_run_id", run.id);
     }
     for (const row of (messages?.results ?? []) as MessageRow[]) {

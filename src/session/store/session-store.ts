@@ -17,6 +17,15 @@ CREATE INDEX IF NOT EXISTS events_by_run ON events (run_id, seq);
 `;
 
 /**
+ * The mirror's own bookkeeping (mirror.ts), also created on first use by older objects:
+ * outbox entries D1 rejected for good, and the runs whose log has opened (`run_started` stored).
+ */
+const MIRROR_SCHEMA = `
+CREATE TABLE IF NOT EXISTS quarantine (id INTEGER PRIMARY KEY AUTOINCREMENT, statements TEXT NOT NULL, error TEXT NOT NULL, at TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS opened_runs (run_id TEXT PRIMARY KEY);
+`;
+
+/**
  * The tool-result ledger, keyed by run and call: a provider may reuse a tool_call_id, and a call
  * of one run must never find another run's result. Objects older than it kept a ledger keyed by
  * tool_call_id alone (`tool_results`): its rows move here on first use.
@@ -30,6 +39,7 @@ CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS runs (id TEXT PRIMARY KEY, status TEXT NOT NULL, body TEXT NOT NULL, created_at TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS messages (idx INTEGER PRIMARY KEY, run_id TEXT NOT NULL, role TEXT NOT NULL, content TEXT NOT NULL, created_at TEXT NOT NULL);
 ${LEDGER_SCHEMA}CREATE TABLE IF NOT EXISTS outbox (id INTEGER PRIMARY KEY AUTOINCREMENT, statements TEXT NOT NULL);
+${MIRROR_SCHEMA}
 CREATE TABLE IF NOT EXISTS timers (name TEXT PRIMARY KEY, due_at INTEGER NOT NULL);
 ${EVENTS_SCHEMA}
 `;
@@ -43,7 +53,9 @@ type MetaKey =
   | "active_run_id"
   | "seq_ceiling"
   /** Events with a seq up to this one are only in D1: the object was rebuilt above them. */
-  | "events_floor";
+  | "events_floor"
+  /** Events with a seq up to this one are in D1 (mirror.ts drains the ones above it). */
+  | "events_mirrored";
 
 /**
  * The session's ledger in the object's own SQLite: synchronous, so a check and the write
@@ -187,34 +199,69 @@ export class SessionStore {
     if (statements.length > 0) this.sql.exec("INSERT INTO outbox (statements) VALUES (?)", JSON.stringify(statements));
   }
 
-  outbox(): { id: number; statements: MirrorStatement[] }[] {
+  /** The oldest outbox entries, at most `limit`. */
+  outbox(limit = Number.MAX_SAFE_INTEGER): { id: number; statements: MirrorStatement[] }[] {
     return this.sql
-      .exec<{ id: number; statements: string }>("SELECT id, statements FROM outbox ORDER BY id")
+      .exec<{ id: number; statements: string }>("SELECT id, statements FROM outbox ORDER BY id LIMIT ?", limit)
       .toArray()
       .map((r) => ({ id: r.id, statements: JSON.parse(r.statements) as MirrorStatement[] }));
   }
 
-  removeFromOutbox(ids: number[]): void {
-    for (const id of ids) this.sql.exec("DELETE FROM outbox WHERE id = ?", id);
+  /** Removes the outbox entries up to `lastId` (they went to D1 in order): one statement. */
+  removeFromOutbox(lastId: number): void {
+    this.sql.exec("DELETE FROM outbox WHERE id <= ?", lastId);
   }
 
   clearOutbox(): void {
     this.sql.exec("DELETE FROM outbox");
   }
 
-  /** Stores events; one already stored (same seq) is left as it is. */
-  putEvents(events: RunEvent[]): void {
+  /** Keeps statements D1 rejects for good aside, with D1's error: they no longer block the rest. */
+  quarantine(statements: MirrorStatement[], error: string, at: string): void {
+    this.sql.exec(MIRROR_SCHEMA);
+    this.sql.exec("INSERT INTO quarantine (statements, error, at) VALUES (?, ?, ?)", JSON.stringify(statements), error, at);
+  }
+
+  /** Removes one outbox entry. */
+  removeOutboxEntry(id: number): void {
+    this.sql.exec("DELETE FROM outbox WHERE id = ?", id);
+  }
+
+  /** The quarantined entries (ids, D1's errors, when). */
+  quarantined(): { id: number; error: string; at: string }[] {
+    this.sql.exec(MIRROR_SCHEMA);
+    return this.sql.exec<{ id: number; error: string; at: string }>("SELECT id, error, at FROM quarantine ORDER BY id").toArray();
+  }
+
+  /** Notes that a run's log has opened: its `run_started` is stored. */
+  markOpened(runId: string): void {
+    this.sql.exec(MIRROR_SCHEMA);
+    this.sql.exec("INSERT OR IGNORE INTO opened_runs (run_id) VALUES (?)", runId);
+  }
+
+  /** Whether a run's log has opened: marked, or (objects older than the mark) any event of it is stored. */
+  isOpened(runId: string): boolean {
+    this.sql.exec(MIRROR_SCHEMA);
+    if (this.sql.exec("SELECT 1 FROM opened_runs WHERE run_id = ?", runId).toArray().length > 0) return true;
     this.sql.exec(EVENTS_SCHEMA);
-    for (const e of events) {
-      this.sql.exec(
-        "INSERT OR IGNORE INTO events (seq, run_id, type, data, created_at) VALUES (?, ?, ?, ?, ?)",
-        e.seq,
-        e.run_id,
-        e.type,
-        JSON.stringify(e.data),
-        e.created_at,
-      );
-    }
+    return this.sql.exec("SELECT 1 FROM events WHERE run_id = ? LIMIT 1", runId).toArray().length > 0;
+  }
+
+  /** Stores an event; one already stored (same seq) is left as it is. */
+  putEvent(e: RunEvent): void {
+    this.sql.exec(
+      "INSERT OR IGNORE INTO events (seq, run_id, type, data, created_at) VALUES (?, ?, ?, ?, ?)",
+      e.seq,
+      e.run_id,
+      e.type,
+      JSON.stringify(e.data),
+      e.created_at,
+    );
+  }
+
+  /** Creates the event log of an object older than it. */
+  ensureEvents(): void {
+    this.sql.exec(EVENTS_SCHEMA);
   }
 
   /** Deletes stored events created before `before` (ISO time). */

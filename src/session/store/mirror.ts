@@ -1,0 +1,145 @@
+import { nowIso } from "../../core/ids";
+import { log } from "../../core/log";
+import { mirrorEvents, mirrorLastSeq } from "./mirror-statements";
+import type { MirrorStatement, SessionStore } from "./session-store";
+
+/**
+ * Bounds of one D1 batch. D1 (developers.cloudflare.com/d1/platform/limits) allows 1,000
+ * queries per Worker invocation (50 on Free), 100 bound parameters and 100 KB of SQL per
+ * statement, and 2 MB per value or row; our statements have a fixed SQL text and at most 9
+ * parameters (events travel as one JSON parameter, mirror-statements.ts), so what a batch must
+ * bound is its statement count and the bytes of its parameters.
+ */
+export const MAX_BATCH_STATEMENTS = 40;
+export const MAX_BATCH_CHARS = 1_000_000;
+/** Outbox entries read per batch, and events read per batch from the object's log. */
+const ENTRIES_PER_BATCH = 40;
+const EVENTS_PER_BATCH = 500;
+/** An entry that fails alone this many times while D1 answers other queries is quarantined. */
+export const QUARANTINE_AFTER = 3;
+
+/** What one batch carries: outbox entries (up to `lastId`) and/or the events up to `lastSeq`. */
+type Unit = { statements: MirrorStatement[]; entryId: number | null; lastSeq: number | null };
+
+const sizeOf = (statements: MirrorStatement[]) =>
+  statements.reduce((n, s) => n + s.params.reduce<number>((m, p) => m + (typeof p === "string" ? p.length : 8), s.sql.length), 0);
+
+/**
+ * Copies the object's ledger to the D1 mirror: the outbox entries in order, then the stored
+ * events above the persisted `events_mirrored` mark, read from the events table itself (nothing
+ * depends on memory). Batches are bounded (above). A failed batch is retried one unit at a
+ * time; a unit that fails alone while D1 answers a probe is D1 rejecting it, and after
+ * QUARANTINE_AFTER such failures it is moved to the `quarantine` table, logged
+ * (`outbox_quarantined`) and skipped. A failure while D1 does not answer is transient: the
+ * caller retries on the alarm.
+ */
+export class Mirror {
+  /** After a failed batch, units go one at a time until one fails alone or all went through. */
+  private singly = false;
+  /** Failures of a unit sent alone while D1 answered, by its key. */
+  private readonly rejections = new Map<string, number>();
+
+  constructor(
+    private readonly store: SessionStore,
+    /** Called when nothing is left to copy (the caller disarms its retry timer). */
+    private readonly onIdle: () => void,
+  ) {}
+
+  /** True when everything reached D1; false when a batch failed and waits for a retry. */
+  async drain(db: D1Database): Promise<boolean> {
+    for (;;) {
+      const units = this.nextUnits();
+      if (units.length === 0) {
+        this.singly = false;
+        this.onIdle();
+        return true;
+      }
+      const statements = units.flatMap((u) => u.statements);
+      try {
+        await db.batch(statements.map((s) => db.prepare(s.sql).bind(...s.params)));
+      } catch (error) {
+        const message = error instanceof Error ? error.message : String(error);
+        if (units.length > 1) {
+          log({ event: "outbox_failed", session_id: this.sessionId(), statements: statements.length, message });
+          this.singly = true;
+          continue;
+        }
+        if (!(await this.rejectedAlone(db, units[0]!, message))) return false;
+        continue;
+      }
+      this.done(units);
+    }
+  }
+
+  private done(units: Unit[]): void {
+    const lastId = units.reduce<number | null>((n, u) => (u.entryId === null ? n : Math.max(n ?? 0, u.entryId)), null);
+    if (lastId !== null) this.store.removeFromOutbox(lastId);
+    const lastSeq = units.reduce<number | null>((n, u) => (u.lastSeq === null ? n : Math.max(n ?? 0, u.lastSeq)), null);
+    if (lastSeq !== null) this.store.setMeta("events_mirrored", String(lastSeq));
+    for (const unit of units) this.rejections.delete(keyOf(unit));
+  }
+
+  /**
+   * A unit failed alone. True when it was quarantined (the drain goes on), false when the
+   * drain stops for a retry: D1 did not answer a probe (transient), or it has not failed often enough yet.
+   */
+  private async rejectedAlone(db: D1Database, unit: Unit, message: string): Promise<boolean> {
+    const sessionId = this.sessionId();
+    try {
+      await db.prepare("SELECT 1").first();
+    } catch {
+      log({ event: "outbox_failed", session_id: sessionId, statements: unit.statements.length, message, d1: "unreachable" });
+      return false;
+    }
+    const key = keyOf(unit);
+    const count = (this.rejections.get(key) ?? 0) + 1;
+    this.rejections.set(key, count);
+    log({ event: "outbox_failed", session_id: sessionId, statements: unit.statements.length, message, rejected: count });
+    if (count < QUARANTINE_AFTER) return false;
+    this.store.quarantine(unit.statements, message, nowIso());
+    if (unit.entryId !== null) this.store.removeOutboxEntry(unit.entryId);
+    if (unit.lastSeq !== null) this.store.setMeta("events_mirrored", String(unit.lastSeq));
+    this.rejections.delete(key);
+    log({ event: "outbox_quarantined", session_id: sessionId, statements: unit.statements.length, message });
+    return true;
+  }
+
+  /** The next batch: outbox entries in order, then events, within the bounds; one unit when `singly`. */
+  private nextUnits(): Unit[] {
+    const units: Unit[] = [];
+    let count = 0;
+    let chars = 0;
+    const fits = (statements: MirrorStatement[]) =>
+      units.length === 0 || (!this.singly && count + statements.length <= MAX_BATCH_STATEMENTS && chars + sizeOf(statements) <= MAX_BATCH_CHARS);
+    const add = (unit: Unit) => {
+      units.push(unit);
+      count += unit.statements.length;
+      chars += sizeOf(unit.statements);
+    };
+    for (const entry of this.store.outbox(this.singly ? 1 : ENTRIES_PER_BATCH)) {
+      if (!fits(entry.statements)) return units;
+      add({ statements: entry.statements, entryId: entry.id, lastSeq: null });
+    }
+    const events = this.eventUnit();
+    if (events && fits(events.statements)) add(events);
+    return units;
+  }
+
+  /** The stored events above the mirrored mark, with the session's highest seq. */
+  private eventUnit(): Unit | null {
+    const sessionId = this.sessionId();
+    const mark = Number(this.store.getMeta("events_mirrored") ?? "0");
+    const events = this.store.storedEvents(sessionId, null, mark, this.singly ? 1 : EVENTS_PER_BATCH);
+    if (events.length === 0) return null;
+    const tenant = this.store.getMeta("tenant") ?? "";
+    const statements = mirrorEvents(tenant, sessionId, events);
+    statements.push(mirrorLastSeq(tenant, sessionId, Number(this.store.getMeta("seq_ceiling") ?? "0")));
+    return { statements, entryId: null, lastSeq: events.at(-1)!.seq };
+  }
+
+  private sessionId(): string {
+    return this.store.getMeta("session_id") ?? "";
+  }
+}
+
+const keyOf = (unit: Unit) => (unit.entryId !== null ? `entry:${unit.entryId}` : `events:${unit.lastSeq}`);
