@@ -17,6 +17,53 @@ export type HeldBatch = { reached: Promise<void>; release: () => void; instance:
 export const sessionStub = (sessionId: string, tenant = "default") => env.SESSION.get(env.SESSION.idFromName(`${tenant}/${sessionId}`));
 
 /**
+ * Swaps the D1 binding of one session's object (the current instance) for one whose `batch`
+ * goes through `onBatch`, which sees each statement's SQL and parameters and calls `send` to
+ * hand the batch to the real D1. Returns the object instance.
+ */
+export async function wrapSessionD1(
+  sessionId: string,
+  onBatch: (statements: SeenStatement[], send: () => Promise<unknown>) => Promise<unknown>,
+): Promise<unknown> {
+  let object!: unknown;
+  await runInDurableObject(sessionStub(sessionId), (instance) => {
+    object = instance;
+    // The object reads its bindings from `env` (the DurableObject's) and from its core's `env`.
+    const wired = instance as unknown as { env: Env; core: { env: Env } };
+    const real = wired.env.DB;
+    const seen = new WeakMap<object, SeenStatement>();
+    const prepare = (sql: string) => {
+      const statement = real.prepare(sql);
+      const bind = statement.bind.bind(statement);
+      seen.set(statement, { sql, params: [] });
+      statement.bind = (...params: unknown[]) => {
+        const bound = bind(...params);
+        seen.set(bound, { sql, params });
+        return bound;
+      };
+      return statement;
+    };
+    const batch = (statements: D1PreparedStatement[]) =>
+      onBatch(
+        statements.map((s) => seen.get(s) ?? { sql: "", params: [] }),
+        () => real.batch(statements),
+      );
+    const db = new Proxy(real, {
+      get(target, property) {
+        if (property === "prepare") return prepare;
+        if (property === "batch") return batch;
+        const value: unknown = Reflect.get(target, property);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    const wrapped = { ...wired.env, DB: db };
+    wired.env = wrapped;
+    wired.core.env = wrapped;
+  });
+  return object;
+}
+
+/**
  * Swaps the D1 binding of one session's object for one that holds the first batch matching
  * `matches` until the test releases it (later batches go through). The window between a
  * local commit and its D1 write, which is milliseconds locally and a network call in
@@ -37,49 +84,19 @@ export async function holdD1Batch(
   const reached = new Promise<void>((resolve) => (reach = resolve));
   const released = new Promise<void>((resolve) => (release = resolve));
   let armed = true;
-  let object!: unknown;
-  await runInDurableObject(sessionStub(sessionId), (instance) => {
-    object = instance;
-    // The object reads its bindings from `env` (the DurableObject's) and from its core's `env`.
-    const wired = instance as unknown as { env: Env; core: { env: Env } };
-    const real = wired.env.DB;
-    const seen = new WeakMap<object, SeenStatement>();
-    const prepare = (sql: string) => {
-      const statement = real.prepare(sql);
-      const bind = statement.bind.bind(statement);
-      seen.set(statement, { sql, params: [] });
-      statement.bind = (...params: unknown[]) => {
-        const bound = bind(...params);
-        seen.set(bound, { sql, params });
-        return bound;
-      };
-      return statement;
-    };
-    const batch = async <T>(statements: D1PreparedStatement[]): Promise<D1Result<T>[]> => {
-      if (armed && matches(statements.map((s) => seen.get(s) ?? { sql: "", params: [] }))) {
-        armed = false;
-        if (gateBucket) {
-          await fetch(`${env.TOOL_SERVER_URL}/gate/${gateBucket}`, { method: "POST", body: "{}" });
-        } else {
-          reach();
-          await released;
-        }
+  const instance = await wrapSessionD1(sessionId, async (statements, send) => {
+    if (armed && matches(statements)) {
+      armed = false;
+      if (gateBucket) {
+        await fetch(`${env.TOOL_SERVER_URL}/gate/${gateBucket}`, { method: "POST", body: "{}" });
+      } else {
+        reach();
+        await released;
       }
-      return real.batch<T>(statements);
-    };
-    const db = new Proxy(real, {
-      get(target, property) {
-        if (property === "prepare") return prepare;
-        if (property === "batch") return batch;
-        const value: unknown = Reflect.get(target, property);
-        return typeof value === "function" ? value.bind(target) : value;
-      },
-    });
-    const held = { ...wired.env, DB: db };
-    wired.env = held;
-    wired.core.env = held;
+    }
+    return send();
   });
-  return { reached, release, instance: object };
+  return { reached, release, instance };
 }
 
 /** True for a batch that writes a run row with `status`. */

@@ -86,7 +86,7 @@ export class Mirror {
   private async rejectedAlone(db: D1Database, unit: Unit, message: string): Promise<boolean> {
     const sessionId = this.sessionId();
     try {
-      await db.prepare("SELECT 1").first();
+      await db.batch([db.prepare("SELECT 1")]);
     } catch {
       log({ event: "outbox_failed", session_id: sessionId, statements: unit.statements.length, message, d1: "unreachable" });
       return false;

@@ -195,8 +195,12 @@ export class SessionStore {
     this.sql.exec("DROP TABLE tool_results");
   }
 
+  /**
+   * Puts statements in the outbox, one row each: a row is no larger than its statement (a
+   * step's messages and the run's body do not add up), and D1 rejecting one quarantines only it.
+   */
   enqueueMirror(statements: MirrorStatement[]): void {
-    if (statements.length > 0) this.sql.exec("INSERT INTO outbox (statements) VALUES (?)", JSON.stringify(statements));
+    for (const statement of statements) this.sql.exec("INSERT INTO outbox (statements) VALUES (?)", JSON.stringify([statement]));
   }
 
   /** The oldest outbox entries, at most `limit`. */

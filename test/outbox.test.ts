@@ -1,0 +1,123 @@
+import { abortAllDurableObjects, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { QUARANTINE_AFTER } from "../src/session/store/mirror";
+import { storedEvents } from "./support/events";
+import { sessionStub, wrapSessionD1, type SeenStatement } from "./support/held-d1";
+import { createAgent } from "./support/http";
+import { runTurn } from "./support/runs";
+
+/** What the object's mirror has not sent, has set aside, and whether its outbox timer is armed. */
+const mirrorState = (sessionId: string) =>
+  runInDurableObject(sessionStub(sessionId), async (_i, state) => {
+    const sql = state.storage.sql;
+    const count = (query: string) => sql.exec<{ n: number }>(query).one().n;
+    const mark = sql.exec<{ value: string }>("SELECT value FROM meta WHERE key = 'events_mirrored'").toArray()[0]?.value ?? "0";
+    return {
+      outbox: count("SELECT COUNT(*) AS n FROM outbox"),
+      unmirroredEvents: count(`SELECT COUNT(*) AS n FROM events WHERE seq > ${Number(mark)}`),
+      quarantined: sql.exec<{ statements: string; error: string }>("SELECT statements, error FROM quarantine ORDER BY id").toArray(),
+      outboxTimer: sql.exec("SELECT due_at FROM timers WHERE name = 'outbox'").toArray().length === 1,
+      alarm: await state.storage.getAlarm(),
+    };
+  });
+
+/** Makes the outbox timer due and rings the alarm, as the platform does when it is due. */
+async function ringOutboxTimer(sessionId: string): Promise<void> {
+  await runInDurableObject(sessionStub(sessionId), (_i, state) => {
+    state.storage.sql.exec("UPDATE timers SET due_at = 0 WHERE name = 'outbox'");
+  });
+  await runDurableObjectAlarm(sessionStub(sessionId));
+}
+
+const mirroredStatus = async (runId: string) =>
+  (await env.DB.prepare("SELECT status FROM runs WHERE id = ?").bind(runId).first<{ status: string }>())?.status ?? null;
+
+const mirroredEventSeqs = async (runId: string) =>
+  (await env.DB.prepare("SELECT seq FROM events WHERE run_id = ? ORDER BY seq").bind(runId).all<{ seq: number }>()).results.map((r) => r.seq);
+
+/** A D1 that is down: every batch fails (a probe too) until the test brings it back. */
+async function d1Outage(sessionId: string) {
+  const outage = { down: true };
+  await wrapSessionD1(sessionId, async (_statements, send) => {
+    if (outage.down) throw new Error("D1_ERROR: Network connection lost.");
+    return send();
+  });
+  return outage;
+}
+
+describe("the outbox to D1", () => {
+  it("quarantines a statement D1 rejects for good, and mirrors everything else", async () => {
+    const agent = await createAgent();
+    const sessionId = `quarantine-${crypto.randomUUID()}`;
+    await runTurn(agent.id, { input: "first", session_id: sessionId });
+    const poisoned = (s: SeenStatement) => /INTO messages/.test(s.sql) && s.params.includes("user") && JSON.stringify(s.params).includes("POISON");
+    await wrapSessionD1(sessionId, async (statements, send) => {
+      if (statements.some(poisoned)) throw new Error("D1_ERROR: string or blob too big: SQLITE_TOOBIG");
+      return send();
+    });
+    const run = await runTurn(agent.id, { input: "POISON", session_id: sessionId });
+    expect(run.status).toBe("completed");
+
+    for (let ring = 0; ring < QUARANTINE_AFTER && (await mirrorState(sessionId)).outbox > 0; ring++) await ringOutboxTimer(sessionId);
+    const state = await mirrorState(sessionId);
+    expect(state.outbox).toBe(0);
+    expect(state.unmirroredEvents).toBe(0);
+    expect(state.outboxTimer).toBe(false);
+    expect(state.quarantined).toHaveLength(1);
+    expect(state.quarantined[0]!.error).toContain("SQLITE_TOOBIG");
+    expect(state.quarantined[0]!.statements).toContain("POISON");
+
+    // Everything but the rejected statement reached D1.
+    expect(await mirroredStatus(run.id)).toBe("completed");
+    expect(await mirroredEventSeqs(run.id)).toEqual((await storedEvents(agent.id, run.id)).map((e) => e.seq));
+    const messages = await env.DB.prepare("SELECT role, content FROM messages WHERE session_id = ? ORDER BY idx").bind(sessionId).all<{ role: string; content: string }>();
+    expect(messages.results.map((m) => m.role)).toEqual(["user", "assistant", "assistant"]);
+  });
+
+  it("keeps everything while D1 is down, quarantines nothing, and sends it all once D1 is back", async () => {
+    const agent = await createAgent();
+    const sessionId = `outage-${crypto.randomUUID()}`;
+    await runTurn(agent.id, { input: "first", session_id: sessionId });
+    const outage = await d1Outage(sessionId);
+    const run = await runTurn(agent.id, { input: "during the outage", session_id: sessionId });
+    expect(run.status).toBe("completed");
+    for (let ring = 0; ring < QUARANTINE_AFTER + 2; ring++) await ringOutboxTimer(sessionId);
+
+    const during = await mirrorState(sessionId);
+    expect(during.outbox).toBeGreaterThan(0);
+    expect(during.unmirroredEvents).toBeGreaterThan(0);
+    expect(during.quarantined).toEqual([]);
+    expect(during.outboxTimer).toBe(true);
+    expect(await mirroredStatus(run.id)).toBe(null);
+
+    outage.down = false;
+    await ringOutboxTimer(sessionId);
+    const after = await mirrorState(sessionId);
+    expect(after).toMatchObject({ outbox: 0, unmirroredEvents: 0, quarantined: [], outboxTimer: false });
+    expect(await mirroredStatus(run.id)).toBe("completed");
+    expect(await mirroredEventSeqs(run.id)).toEqual((await storedEvents(agent.id, run.id)).map((e) => e.seq));
+  });
+
+  it("leaves its timer armed when the object is evicted with a non-empty outbox, and the alarm sends it", async () => {
+    const agent = await createAgent();
+    const sessionId = `evicted-outbox-${crypto.randomUUID()}`;
+    await runTurn(agent.id, { input: "first", session_id: sessionId });
+    await d1Outage(sessionId);
+    const run = await runTurn(agent.id, { input: "then evicted", session_id: sessionId });
+    expect(run.status).toBe("completed");
+
+    // The instance (and its outage) is gone; nothing touches the session but its own alarm.
+    await abortAllDurableObjects();
+    const evicted = await mirrorState(sessionId);
+    expect(evicted.outbox).toBeGreaterThan(0);
+    expect(evicted.outboxTimer).toBe(true);
+    expect(evicted.alarm).not.toBe(null);
+    expect(await mirroredStatus(run.id)).toBe(null);
+
+    await ringOutboxTimer(sessionId);
+    expect(await mirrorState(sessionId)).toMatchObject({ outbox: 0, unmirroredEvents: 0, outboxTimer: false });
+    expect(await mirroredStatus(run.id)).toBe("completed");
+    expect(await mirroredEventSeqs(run.id)).toEqual((await storedEvents(agent.id, run.id)).map((e) => e.seq));
+  });
+});
