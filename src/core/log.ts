@@ -36,6 +36,7 @@ const LEVELS: Record<LogEvent["event"], LogLevel> = {
   queue_message: "warn",
   sweep: "info",
   outbox_failed: "warn",
+  outbox_quarantined: "error",
   alarm_failed: "error",
   session_rebuilt: "info",
   media_missing: "warn",
