@@ -1,11 +1,12 @@
 import { abortAllDurableObjects, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { QUARANTINE_AFTER } from "../src/session/store/mirror";
+import { MAX_BATCH_CHARS, MAX_BATCH_STATEMENTS, QUARANTINE_AFTER } from "../src/session/store/mirror";
 import { storedEvents } from "./support/events";
 import { sessionStub, wrapSessionD1, type SeenStatement } from "./support/held-d1";
 import { createAgent } from "./support/http";
 import { runTurn } from "./support/runs";
+import { callsReceived } from "./support/tool-server";
 
 /** What the object's mirror has not sent, has set aside, and whether its outbox timer is armed. */
 const mirrorState = (sessionId: string) =>
@@ -119,5 +120,36 @@ describe("the outbox to D1", () => {
     expect(await mirrorState(sessionId)).toMatchObject({ outbox: 0, unmirroredEvents: 0, outboxTimer: false });
     expect(await mirroredStatus(run.id)).toBe("completed");
     expect(await mirroredEventSeqs(run.id)).toEqual((await storedEvents(agent.id, run.id)).map((e) => e.seq));
+  });
+
+  it("sends a step with a megabyte of events and messages in bounded batches", async () => {
+    const bucket = crypto.randomUUID();
+    const echo = { type: "webhook", name: "echo", parameters: { type: "object", properties: {} }, url: `${env.TOOL_SERVER_URL}/echo/${bucket}` };
+    const agent = await createAgent({ tools: [echo] });
+    const sessionId = `large-step-${crypto.randomUUID()}`;
+    await runTurn(agent.id, { input: "first", session_id: sessionId });
+    const batches: { statements: number; chars: number }[] = [];
+    await wrapSessionD1(sessionId, async (statements, send) => {
+      const chars = statements.reduce((n, s) => n + s.params.reduce<number>((m, p) => m + (typeof p === "string" ? p.length : 8), 0), 0);
+      batches.push({ statements: statements.length, chars });
+      return send();
+    });
+    // Eight calls of 90 KB arguments, each echoed back: about 1.4 MB of events and as much in messages.
+    const calls = Array.from({ length: 8 }, (_, i) => `[[tool echo {"blob":"${String(i).repeat(90_000)}"}]]`).join(" ");
+    const run = await runTurn(agent.id, { input: `${calls} go`, session_id: sessionId });
+    expect(run.status).toBe("completed");
+    expect(await callsReceived(bucket, 8)).toHaveLength(8);
+    await runInDurableObject(sessionStub(sessionId), async (instance) => {
+      await (instance as unknown as { core: { flushing: Promise<void> } }).core.flushing;
+    });
+
+    expect(await mirrorState(sessionId)).toMatchObject({ outbox: 0, unmirroredEvents: 0, quarantined: [] });
+    expect(await mirroredEventSeqs(run.id)).toEqual((await storedEvents(agent.id, run.id)).map((e) => e.seq));
+    expect(batches.length).toBeGreaterThan(2);
+    // One statement may be larger than the bound (a run's body with its 720 KB input): it then goes alone.
+    for (const batch of batches) {
+      expect(batch.statements).toBeLessThanOrEqual(MAX_BATCH_STATEMENTS);
+      expect(batch.statements === 1 || batch.chars <= MAX_BATCH_CHARS).toBe(true);
+    }
   });
 });

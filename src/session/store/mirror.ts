@@ -129,8 +129,16 @@ export class Mirror {
   private eventUnit(): Unit | null {
     const sessionId = this.sessionId();
     const mark = Number(this.store.getMeta("events_mirrored") ?? "0");
-    const events = this.store.storedEvents(sessionId, null, mark, this.singly ? 1 : EVENTS_PER_BATCH);
-    if (events.length === 0) return null;
+    const page = this.store.storedEvents(sessionId, null, mark, this.singly ? 1 : EVENTS_PER_BATCH);
+    if (page.length === 0) return null;
+    // A page is cut to the batch's size bound (large tool outputs ride in events), keeping at least one.
+    const rowChars = (e: (typeof page)[number]) => JSON.stringify(JSON.stringify(e.data)).length + 200;
+    let count = 1;
+    for (let chars = rowChars(page[0]!); count < page.length; count++) {
+      chars += rowChars(page[count]!);
+      if (chars > MAX_BATCH_CHARS) break;
+    }
+    const events = page.slice(0, count);
     const tenant = this.store.getMeta("tenant") ?? "";
     const statements = mirrorEvents(tenant, sessionId, events);
     statements.push(mirrorLastSeq(tenant, sessionId, Number(this.store.getMeta("seq_ceiling") ?? "0")));
