@@ -22,6 +22,8 @@ export interface Env extends ProviderEnv {
   EVENT_RETENTION_DAYS?: string;
   /** Comma-separated exact origins (`https://app.example.com`) allowed to call /v1 from a browser; unset = no CORS. */
   CORS_ORIGINS?: string;
+  /** Milliseconds an isolate serves API keys and credentials from memory (10 000; 0 = off; src/core/settings.ts). */
+  LOOKUP_CACHE_MS?: string;
   ADMIN_TOKEN?: string;
   WEBHOOK_SECRET?: string;
   /** 32 random bytes in base64: encrypts tenants' provider credentials (src/credentials). */

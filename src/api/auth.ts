@@ -1,7 +1,8 @@
 import { createMiddleware } from "hono/factory";
 import { sha256Hex } from "../core/hash";
-import { findKeyByHash } from "../db/keys";
 import { addLogContext } from "../core/log";
+import { lookupCacheMs } from "../core/settings";
+import { findKeyByHashCached } from "../db/keys";
 import { ApiError } from "./errors";
 import type { AppEnv } from "./router";
 
@@ -43,7 +44,7 @@ export const authenticate = createMiddleware<AppEnv>(async (c, next) => {
     c.set("isAdmin", true);
     c.set("tokenId", "admin");
   } else {
-    const key = await findKeyByHash(c.env.DB, await hashToken(token));
+    const key = await findKeyByHashCached(c.env.DB, await hashToken(token), lookupCacheMs(c.env));
     if (!key) throw new ApiError("unauthorized", "Invalid bearer token");
     c.set("tenant", key.tenant);
     c.set("isAdmin", false);

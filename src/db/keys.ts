@@ -1,5 +1,6 @@
 import { and, desc, eq, lt, or } from "drizzle-orm";
 import type { Cursor } from "../api/pagination";
+import { TtlCache } from "../core/ttl-cache";
 import { database } from "./client";
 import { apiKeys } from "./schema";
 
@@ -9,6 +10,22 @@ export type KeyRow = typeof apiKeys.$inferSelect;
 /** The key whose SHA-256 hash is `keyHash`, if it exists. */
 export async function findKeyByHash(d1: D1Database, keyHash: string): Promise<KeyRow | undefined> {
   return database(d1).select().from(apiKeys).where(eq(apiKeys.keyHash, keyHash)).get();
+}
+
+/** Keys found by hash in this isolate; only keys that exist are kept (a new key works at once everywhere). */
+const foundKeys = new TtlCache<KeyRow>(1_000);
+
+/**
+ * The key whose hash is `keyHash`, served from this isolate's memory for up to `ttlMs` after it
+ * was read from D1. `deleteKey` forgets it at once in this isolate; elsewhere within `ttlMs`.
+ */
+export async function findKeyByHashCached(d1: D1Database, keyHash: string, ttlMs: number): Promise<KeyRow | undefined> {
+  const cached = foundKeys.get(keyHash, ttlMs);
+  if (cached) return cached;
+  const ticket = foundKeys.ticket();
+  const key = await findKeyByHash(d1, keyHash);
+  if (key && ttlMs > 0) foundKeys.set(keyHash, key, ticket);
+  return key;
 }
 
 /** Stores a key; false when its tenant already has a key of that name. */
@@ -36,8 +53,9 @@ export async function listKeys(
     .all();
 }
 
-/** Deletes a key, which stops authenticating at once; false when there was none. */
+/** Deletes a key, which stops authenticating at once (in other isolates within their cache time); false when there was none. */
 export async function deleteKey(d1: D1Database, id: string): Promise<boolean> {
   const result = await database(d1).delete(apiKeys).where(eq(apiKeys.id, id)).run();
+  foundKeys.deleteWhere((key) => key.id === id);
   return result.meta.changes > 0;
 }
