@@ -4,7 +4,9 @@ import { describe, expect, it } from "vitest";
 import { createApp } from "../src/api/app";
 import { TtlCache } from "../src/core/ttl-cache";
 import { hashToken } from "../src/api/auth";
-import { ADMIN_TOKEN, apiRequest, createTenantToken, type ApiInit, type ErrorBody } from "./support/http";
+import { ADMIN_TOKEN, api, apiRequest, createAgent, createTenantToken, type ApiInit, type ErrorBody } from "./support/http";
+import { runTurn } from "./support/runs";
+import { keyOf, requestsOf, upstreamBase } from "./support/upstreams";
 
 const app = createApp();
 
@@ -88,5 +90,25 @@ describe("API keys served from the isolate's cache", () => {
     expect((await withCacheMs("0", "/v1/agents", {}, token)).status).toBe(200);
     await env.DB.prepare("DELETE FROM api_keys WHERE id = ?").bind(await keyIdOf(token)).run();
     expect((await withCacheMs("0", "/v1/agents", {}, token)).status).toBe(401);
+  });
+});
+
+describe("tenant credentials served from the isolate's cache", () => {
+  it("never uses a credential after its delete answered: the one stored again under its id is used", async () => {
+    const token = await createTenantToken();
+    const bucket = crypto.randomUUID();
+    const base_url = upstreamBase(env.FOREIGN_UPSTREAM_URL, bucket, "anthropic");
+    const store = (api_key: string) => api("/v1/credentials", { body: { id: "mine", provider: "anthropic", api_key } }, token);
+    expect((await store("first-tenant-key-1b9e")).status).toBe(201);
+    const first = await createAgent({ provider: "anthropic", model: "m", credential: "mine", base_url }, token);
+    expect((await runTurn(first.id, { input: "one" }, token)).status).toBe("completed");
+    expect((await runTurn(first.id, { input: "two" }, token)).status).toBe("completed");
+    expect((await api(`/v1/agents/${first.id}`, { method: "DELETE" }, token)).status).toBe(204);
+    expect((await api("/v1/credentials/mine", { method: "DELETE" }, token)).status).toBe(204);
+    expect((await store("second-tenant-key-70c4")).status).toBe(201);
+    const second = await createAgent({ provider: "anthropic", model: "m", credential: "mine", base_url }, token);
+    expect((await runTurn(second.id, { input: "three" }, token)).status).toBe("completed");
+    const keys = (await requestsOf(env.FOREIGN_UPSTREAM_URL, bucket)).map((request) => keyOf(request.headers));
+    expect(keys).toEqual(["first-tenant-key-1b9e", "first-tenant-key-1b9e", "second-tenant-key-70c4"]);
   });
 });

@@ -1,6 +1,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { CLIENT_ID, nowIso } from "../core/ids";
-import { CREDENTIAL_PROVIDERS, CredentialError, credentialInfoOf } from "../credentials";
+import { CREDENTIAL_PROVIDERS, CredentialError, credentialInfoOf, forgetCredential } from "../credentials";
 import type { CredentialInfo } from "../credentials";
 import { credentialsKey, encryptSecret } from "../credentials/crypto";
 import { extraHeadersSchema } from "../credentials/headers";
@@ -121,6 +121,7 @@ export const credentialRoutes = newRouter()
         createdAt: nowIso(),
       };
       if (!(await insertCredential(c.env.DB, row))) throw new ApiError("already_exists", `Credential ${id} already exists`);
+      forgetCredential(tenant, id);
       return { body: credentialInfoOf(row) };
     });
     return c.json(created, 201);
@@ -140,8 +141,14 @@ export const credentialRoutes = newRouter()
     const { id } = c.req.valid("param");
     const tenant = c.get("tenant");
     for (let attempt = 0; attempt < MAX_DELETE_ATTEMPTS; attempt++) {
-      if (await deleteUnusedCredential(c.env.DB, tenant, id)) return c.body(null, 204);
-      if (!(await findCredentialRow(c.env.DB, tenant, id))) throw notFound("credential", id);
+      if (await deleteUnusedCredential(c.env.DB, tenant, id)) {
+        forgetCredential(tenant, id);
+        return c.body(null, 204);
+      }
+      if (!(await findCredentialRow(c.env.DB, tenant, id))) {
+        forgetCredential(tenant, id);
+        throw notFound("credential", id);
+      }
       const agentIds = await agentsUsingCredential(c.env.DB, tenant, id);
       if (agentIds.length > 0) {
         const agents = `agent${agentIds.length > 1 ? "s" : ""} ${agentIds.join(", ")}`;

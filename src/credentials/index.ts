@@ -1,4 +1,6 @@
 import { z } from "zod";
+import { lookupCacheMs } from "../core/settings";
+import { TtlCache } from "../core/ttl-cache";
 import { findCredentialRow } from "../db/credentials";
 import type { CredentialRow } from "../db/credentials";
 import { credentialsKey, decryptSecret } from "./crypto";
@@ -36,18 +38,39 @@ export async function findCredentialInfo(db: D1Database, tenant: string, id: str
   return row ? credentialInfoOf(row) : null;
 }
 
+/** A credential with its decrypted secret. */
+export type LoadedCredential = { info: CredentialInfo; secret: CredentialSecret };
+
+/** Credentials read and decrypted in this isolate, by tenant and id. */
+const loadedCredentials = new TtlCache<LoadedCredential>(500);
+const cacheKeyOf = (tenant: string, id: string) => JSON.stringify([tenant, id]);
+
 /**
- * The credential with its decrypted secret. Throws CredentialError (its message names the
- * credential, never a secret) when it does not exist, CREDENTIALS_KEY is missing or invalid,
- * or the value cannot be decrypted (CREDENTIALS_KEY rotated: the credential must be stored again).
+ * The credential with its decrypted secret, served from this isolate's memory for up to
+ * `LOOKUP_CACHE_MS` after it was read (`forgetCredential` drops it at once). Throws
+ * CredentialError (its message names the credential, never a secret) when it does not exist,
+ * CREDENTIALS_KEY is missing or invalid, or the value cannot be decrypted (CREDENTIALS_KEY
+ * rotated: the credential must be stored again); failures are not cached.
  */
 export async function loadCredential(
-  env: { DB: D1Database; CREDENTIALS_KEY?: string },
+  env: { DB: D1Database; CREDENTIALS_KEY?: string; LOOKUP_CACHE_MS?: string },
   tenant: string,
   id: string,
-): Promise<{ info: CredentialInfo; secret: CredentialSecret }> {
+): Promise<LoadedCredential> {
+  const ttlMs = lookupCacheMs(env);
+  const cacheKey = cacheKeyOf(tenant, id);
+  const cached = loadedCredentials.get(cacheKey, ttlMs);
+  if (cached) return cached;
+  const ticket = loadedCredentials.ticket();
   const row = await findCredentialRow(env.DB, tenant, id);
   if (!row) throw new CredentialError(`Credential ${id} does not exist`);
   const key = await credentialsKey(env.CREDENTIALS_KEY);
-  return { info: credentialInfoOf(row), secret: await decryptSecret(key, tenant, id, row.ciphertext) };
+  const loaded = { info: credentialInfoOf(row), secret: await decryptSecret(key, tenant, id, row.ciphertext) };
+  if (ttlMs > 0) loadedCredentials.set(cacheKey, loaded, ticket);
+  return loaded;
+}
+
+/** Drops a credential from this isolate's cache: called once it was deleted or stored anew. */
+export function forgetCredential(tenant: string, id: string): void {
+  loadedCredentials.delete(cacheKeyOf(tenant, id));
 }

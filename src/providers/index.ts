@@ -23,7 +23,7 @@ export type ProviderEnv = EndpointEnv & {
 };
 
 /** What a call on a tenant's credential also needs: the store and its key. */
-export type CredentialEnv = { DB?: D1Database; CREDENTIALS_KEY?: string; ENVIRONMENT?: string };
+export type CredentialEnv = { DB?: D1Database; CREDENTIALS_KEY?: string; ENVIRONMENT?: string; LOOKUP_CACHE_MS?: string };
 
 /** The provider fields of an agent. */
 export type ProviderConfig = {
@@ -119,7 +119,7 @@ async function tenantAdapter(
   if (!env.DB) return failing(name, new ProviderError("auth_error", `Credential ${id} cannot be read here`, false));
   let loaded;
   try {
-    loaded = await loadCredential({ DB: env.DB, CREDENTIALS_KEY: env.CREDENTIALS_KEY }, tenant, id);
+    loaded = await loadCredential({ DB: env.DB, CREDENTIALS_KEY: env.CREDENTIALS_KEY, LOOKUP_CACHE_MS: env.LOOKUP_CACHE_MS }, tenant, id);
   } catch (error) {
     if (error instanceof CredentialError) return failing(name, new ProviderError("auth_error", error.message, false));
     // D1 did not answer: a transient failure, retried under the run's own budget like a dropped connection.
