@@ -1,4 +1,6 @@
-import Anthropic from "@anthropic-ai/sdk";
+// The core client and the one resource used: importing the SDK's root pulls in every resource.
+import { BaseAnthropic } from "@anthropic-ai/sdk/client";
+import { Messages } from "@anthropic-ai/sdk/resources/messages/messages";
 import type { MessageCreateParamsStreaming } from "@anthropic-ai/sdk/resources/messages";
 import { toAnthropicMessages, toAnthropicSystem, toAnthropicTools } from "./anthropic-messages";
 import { anthropicOutputFormat } from "./anthropic-output";
@@ -11,26 +13,28 @@ import type { ModelCallOptions, ModelProvider, ModelRequest, ModelResponse } fro
 /** The Anthropic Messages API, streamed, through `@anthropic-ai/sdk`. */
 export class AnthropicProvider implements ModelProvider {
   readonly name = "anthropic";
-  readonly #client: Anthropic;
+  readonly #messages: Messages;
   readonly #secrets: string[];
 
   constructor(config: SdkClientConfig) {
     this.#secrets = secretsOf(config);
     // Every option explicit, so the SDK reads nothing from `process.env`; retries are Agentry's.
-    this.#client = new Anthropic({
-      apiKey: config.apiKey,
-      baseURL: config.baseURL,
-      fetch: config.fetch ?? fencedFetch,
-      defaultHeaders: config.headers,
-      maxRetries: 0,
-      webhookKey: null,
-    });
+    this.#messages = new Messages(
+      new BaseAnthropic({
+        apiKey: config.apiKey,
+        baseURL: config.baseURL,
+        fetch: config.fetch ?? fencedFetch,
+        defaultHeaders: config.headers,
+        maxRetries: 0,
+        webhookKey: null,
+      }),
+    );
   }
 
   async call(request: ModelRequest, options: ModelCallOptions): Promise<ModelResponse> {
     const clock = firstTokenClock();
     try {
-      const stream = await this.#client.messages.create(anthropicParams(request), requestOptions(request, options.signal));
+      const stream = await this.#messages.create(anthropicParams(request), requestOptions(request, options.signal));
       const state = new MessageAccumulator((event) => {
         clock.mark();
         options.onEvent?.(event);

@@ -1,5 +1,5 @@
-import * as Anthropic from "@anthropic-ai/sdk";
-import * as OpenAI from "openai";
+import * as Anthropic from "@anthropic-ai/sdk/core/error";
+import * as OpenAI from "openai/core/error";
 import { classifyError, isAbortError, ModelCallAbortedError, streamCutError } from "./errors";
 import type { ModelRequest, ProviderError } from "./types";
 

@@ -1,5 +1,5 @@
-import * as Anthropic from "@anthropic-ai/sdk";
-import * as OpenAI from "openai";
+import * as Anthropic from "@anthropic-ai/sdk/core/error";
+import * as OpenAI from "openai/core/error";
 import { parseRetryAfterMs } from "./retry-after";
 import { ProviderError, type ErrorType } from "./types";
 
