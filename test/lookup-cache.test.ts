@@ -112,3 +112,18 @@ describe("tenant credentials served from the isolate's cache", () => {
     expect(keys).toEqual(["first-tenant-key-1b9e", "first-tenant-key-1b9e", "second-tenant-key-70c4"]);
   });
 });
+
+describe("the admin token's hash, kept per isolate", () => {
+  it("follows a changed ADMIN_TOKEN: the old token is refused and the new one accepted at once", async () => {
+    const send = async (admin: string, token: string) => {
+      const ctx = createExecutionContext();
+      const response = await app.fetch(apiRequest("/v1/keys", {}, token), { ...env, ADMIN_TOKEN: admin }, ctx);
+      await waitOnExecutionContext(ctx);
+      return response.status;
+    };
+    expect(await send(ADMIN_TOKEN, ADMIN_TOKEN)).toBe(200);
+    expect(await send("a-rotated-admin-token-5e1f", ADMIN_TOKEN)).toBe(401);
+    expect(await send("a-rotated-admin-token-5e1f", "a-rotated-admin-token-5e1f")).toBe(200);
+    expect(await send(ADMIN_TOKEN, "a-rotated-admin-token-5e1f")).toBe(401);
+  });
+});

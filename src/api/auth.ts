@@ -9,14 +9,19 @@ import type { AppEnv } from "./router";
 /** SHA-256 hex of a token; keys are stored only as this hash. */
 export const hashToken = (token: string): Promise<string> => sha256Hex(token);
 
-/**
- * Compares two secrets in constant time: both are hashed first, so the lengths match, then
- * compared with workerd's `crypto.subtle.timingSafeEqual`.
- */
-async function sameSecret(a: string, b: string): Promise<boolean> {
+/** The admin token's hash, computed once per isolate per value. */
+let adminHash: { token: string; hash: string } | null = null;
+async function adminHashOf(admin: string): Promise<string> {
+  if (adminHash?.token === admin) return adminHash.hash;
+  const hash = await hashToken(admin);
+  adminHash = { token: admin, hash };
+  return hash;
+}
+
+/** Compares two SHA-256 hex hashes (equal lengths) in constant time, with workerd's `crypto.subtle.timingSafeEqual`. */
+function sameHash(a: string, b: string): boolean {
   const encoder = new TextEncoder();
-  const [ha, hb] = await Promise.all([hashToken(a), hashToken(b)]);
-  return crypto.subtle.timingSafeEqual(encoder.encode(ha), encoder.encode(hb));
+  return crypto.subtle.timingSafeEqual(encoder.encode(a), encoder.encode(b));
 }
 
 function tokenOf(request: Request): string | null {
@@ -39,12 +44,14 @@ export const authenticate = createMiddleware<AppEnv>(async (c, next) => {
   const token = tokenOf(c.req.raw);
   if (!token) throw new ApiError("unauthorized", "Missing bearer token");
   const admin = c.env.ADMIN_TOKEN;
-  if (admin && (await sameSecret(token, admin))) {
+  // One digest of the token serves both the admin comparison and the key lookup.
+  const tokenHash = await hashToken(token);
+  if (admin && sameHash(tokenHash, await adminHashOf(admin))) {
     c.set("tenant", "default");
     c.set("isAdmin", true);
     c.set("tokenId", "admin");
   } else {
-    const key = await findKeyByHashCached(c.env.DB, await hashToken(token), lookupCacheMs(c.env));
+    const key = await findKeyByHashCached(c.env.DB, tokenHash, lookupCacheMs(c.env));
     if (!key) throw new ApiError("unauthorized", "Invalid bearer token");
     c.set("tenant", key.tenant);
     c.set("isAdmin", false);
