@@ -40,6 +40,15 @@ describe("isOperatorEndpoint", () => {
     expect(isOperatorEndpoint("anthropic", "https://gateway.ai.cloudflare.com/v1/acc/gw/anthropic", vars)).toBe(false);
     expect(isOperatorEndpoint("anthropic", "https://gw.example", { ANTHROPIC_BASE_URL: "https://gw.example/anthropic" })).toBe(true);
   });
+
+  it("follows changed variables at once, though the parsed origins are kept per isolate", () => {
+    const url = "https://proxy.example.com:8443/v1";
+    expect(isOperatorEndpoint("openai", url, vars)).toBe(true);
+    expect(isOperatorEndpoint("openai", url, { ...vars, ALLOWED_BASE_URLS: "https://other.example" })).toBe(false);
+    expect(isOperatorEndpoint("openai", "https://other.example/v1", { ...vars, ALLOWED_BASE_URLS: "https://other.example" })).toBe(true);
+    expect(isOperatorEndpoint("openai", url, { OPENAI_BASE_URL: url })).toBe(true);
+    expect(isOperatorEndpoint("openai", url, {})).toBe(false);
+  });
 });
 
 describe("a tenant pointing an agent at its own server (the key-theft attack)", () => {

@@ -44,11 +44,20 @@ export function originOf(url: string): string | null {
   return parsed.protocol === "https:" || parsed.protocol === "http:" ? parsed.origin : null;
 }
 
+/** Parsed origins per provider, kept while the variables they came from are unchanged (per isolate). */
+const parsedOrigins = new Map<ProviderName, { source: string; origins: ReadonlySet<string> }>();
+
 /** The origins the operator's keys for `provider` may be sent to (API.md, Provider credentials). */
-export function operatorOrigins(provider: ProviderName, env: EndpointEnv): Set<string> {
-  const urls = [DEFAULT_BASE_URLS[provider], env[BASE_URL_VARIABLE[provider]] ?? "", ...(env.ALLOWED_BASE_URLS ?? "").split(",")];
-  const origins = urls.map((url) => originOf(url.trim())).filter((origin): origin is string => origin !== null);
-  return new Set(origins);
+export function operatorOrigins(provider: ProviderName, env: EndpointEnv): ReadonlySet<string> {
+  const variable = env[BASE_URL_VARIABLE[provider]] ?? "";
+  const allowed = env.ALLOWED_BASE_URLS ?? "";
+  const source = JSON.stringify([variable, allowed]);
+  const cached = parsedOrigins.get(provider);
+  if (cached?.source === source) return cached.origins;
+  const urls = [DEFAULT_BASE_URLS[provider], variable, ...allowed.split(",")];
+  const origins = new Set(urls.map((url) => originOf(url.trim())).filter((origin): origin is string => origin !== null));
+  parsedOrigins.set(provider, { source, origins });
+  return origins;
 }
 
 /**
