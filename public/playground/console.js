@@ -129,6 +129,7 @@ async function chooseSession(sessionId) {
   if (!sessionId) return;
   const session = await api("/v1/sessions/" + encodeURIComponent(sessionId));
   if (session.active_run_id) await attach(session.active_run_id, 0);
+  else await showTranscript();
 }
 
 // ---- runs ----------------------------------------------------------------------------------------------------
@@ -151,6 +152,7 @@ function setRunning(running) {
 /** Starts a turn (or a continuation) whose answer is an SSE stream, and follows it. @param {string} path @param {any} body */
 async function startStream(path, body) {
   clearRunView();
+  state.runId = null; // until the new run's first event names it
   setRunning(true);
   setStatus("running…");
   const controller = new AbortController();

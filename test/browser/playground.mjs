@@ -40,7 +40,7 @@ async function until(check, ms, what) {
   }
 }
 
-let server, browser, page, base;
+let server, browser, page, base, toolSession;
 const failedResponses = [];
 
 before(async () => {
@@ -127,6 +127,8 @@ test("a turn streams its answer, with the tool call, its checkpoint, tokens and 
   assert.ok((await page.locator("#activity .fork").count()) >= 1);
   assert.match(await page.locator("#metrics").textContent(), /tokens in [1-9]\d* · out [1-9]\d* · cost unknown \(no price for this model\) · tool calls 1 · retries 0/);
   await page.locator("#transcript .message.user", { hasText: "Hello there" }).waitFor();
+  toolSession = await page.inputValue("#session");
+  assert.match(toolSession, /^ses_/);
   await shot("02-turn-with-tool");
 });
 
@@ -185,6 +187,12 @@ test("after a reload mid-run the console re-attaches and shows the whole answer"
   // The reloaded page replayed the run from its start (events?after=0), then followed it live.
   await page.locator("#events", { hasText: "run_started" }).waitFor({ state: "attached" });
   await shot("06-reattached");
+});
+
+test("picking an earlier session shows its transcript", async () => {
+  await page.selectOption("#session", toolSession);
+  await page.locator("#transcript .message.user", { hasText: "Hello there [[tool current_time {}]]" }).waitFor();
+  await page.locator("#transcript .message.tool", { hasText: "utc" }).waitFor();
 });
 
 test("no request of the page failed (no /favicon.ico 404)", async () => {
