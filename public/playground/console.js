@@ -1,0 +1,433 @@
+// @ts-check
+// The playground console (served as a static asset; type-checked by `npm run typecheck`, tsconfig.browser.json).
+// Plain DOM and fetch: the API's SSE streams need an Authorization header, which EventSource cannot send.
+
+/** @typedef {{ seq: number, type: string, run_id: string, session_id: string, data: any }} AgentryEvent */
+
+const MOCK_AGENT_ID = "playground";
+const MOCK_AGENT = {
+  id: MOCK_AGENT_ID,
+  name: "Playground (offline model)",
+  provider: "mock",
+  model: "mock-1",
+  instructions: "You are helpful.",
+  retries: 2,
+  delay_between_retries: 0.5,
+  tools: [
+    { type: "builtin", name: "current_time" },
+    {
+      type: "client",
+      name: "ask_user",
+      description: "Ask the person at the console a question",
+      parameters: { type: "object", properties: { question: { type: "string" } } },
+    },
+  ],
+};
+const TERMINAL = ["run_completed", "run_error", "run_cancelled", "run_paused"];
+const STORE = "agentry-playground";
+
+/** @param {string} id */
+const $ = (id) => /** @type {any} */ (document.getElementById(id));
+
+/** What survives a reload: the token, the chosen agent and session, and the run being watched. */
+const state = {
+  agentId: "",
+  sessionId: "",
+  /** @type {string | null} */ runId: null,
+  lastSeq: 0,
+  usage: { input: 0, output: 0, cost: 0, costUnknown: false, retries: 0, tools: 0 },
+  /** @type {AbortController | null} */ stream: null,
+};
+
+function save() {
+  const { agentId, sessionId, runId, lastSeq } = state;
+  localStorage.setItem(STORE, JSON.stringify({ agentId, sessionId, runId, lastSeq }));
+}
+
+function headers() {
+  return { "content-type": "application/json", authorization: "Bearer " + $("token").value.trim() };
+}
+
+/** @param {string} text @param {"muted" | "error" | "ok"} [kind] */
+function setStatus(text, kind = "muted") {
+  $("status").textContent = text;
+  $("status").className = kind;
+}
+
+/** @param {Response} response */
+async function errorText(response) {
+  try {
+    const body = await response.json();
+    return response.status + " " + body.error.type + ": " + body.error.message;
+  } catch {
+    return "HTTP " + response.status;
+  }
+}
+
+/** A JSON call to the API; throws the API's error text on a non-2xx answer. @param {string} path @param {any} [body] */
+async function api(path, body, method = body === undefined ? "GET" : "POST") {
+  const response = await fetch(path, { method, headers: headers(), body: body === undefined ? undefined : JSON.stringify(body) });
+  if (!response.ok) throw new Error(await errorText(response));
+  return response.status === 204 ? null : response.json();
+}
+
+const runsPath = () => "/v1/agents/" + encodeURIComponent(state.agentId) + "/runs";
+/** @param {string} runId */
+const runPath = (runId) => runsPath() + "/" + encodeURIComponent(runId);
+
+// ---- agents and sessions -------------------------------------------------------------------------------------
+
+async function loadAgents() {
+  const page = await api("/v1/agents?limit=100");
+  const select = $("agent");
+  select.replaceChildren(new Option("— pick an agent —", ""));
+  for (const agent of page.data) select.add(new Option(agent.name + " (" + agent.id + ", " + agent.provider + ")", agent.id));
+  select.value = page.data.some((/** @type {any} */ a) => a.id === state.agentId) ? state.agentId : "";
+  state.agentId = select.value;
+}
+
+/** The playground's mock agent: created once with a fixed id, then reused. */
+async function useMockAgent() {
+  const response = await fetch("/v1/agents/" + MOCK_AGENT_ID, { headers: headers() });
+  if (response.status === 404) await api("/v1/agents", MOCK_AGENT);
+  else if (!response.ok) throw new Error(await errorText(response));
+  state.agentId = MOCK_AGENT_ID;
+  await loadAgents();
+  await chooseAgent(MOCK_AGENT_ID);
+}
+
+/** @param {string} agentId */
+async function chooseAgent(agentId) {
+  if (agentId !== state.agentId) state.sessionId = "";
+  state.agentId = agentId;
+  $("agent").value = agentId;
+  save();
+  await loadSessions();
+}
+
+async function loadSessions() {
+  const select = $("session");
+  select.replaceChildren(new Option("+ new session", ""));
+  $("send").disabled = !state.agentId;
+  if (!state.agentId) return;
+  const page = await api("/v1/sessions?limit=50&agent_id=" + encodeURIComponent(state.agentId));
+  for (const session of page.data) {
+    const label = session.id + " · " + session.run_count + " run(s)" + (session.active_run_id ? " · active" : "");
+    select.add(new Option(label, session.id));
+  }
+  if (state.sessionId && !page.data.some((/** @type {any} */ s) => s.id === state.sessionId)) {
+    select.add(new Option(state.sessionId, state.sessionId));
+  }
+  select.value = state.sessionId;
+}
+
+/** Picks a session; when it has a run under way (or paused), attaches to it. @param {string} sessionId */
+async function chooseSession(sessionId) {
+  state.sessionId = sessionId;
+  save();
+  $("transcript").replaceChildren();
+  if (!sessionId) return;
+  const session = await api("/v1/sessions/" + encodeURIComponent(sessionId));
+  if (session.active_run_id) await attach(session.active_run_id, 0);
+  else await showTranscript();
+}
+
+// ---- runs ----------------------------------------------------------------------------------------------------
+
+function clearRunView() {
+  $("output").textContent = "";
+  $("activity").replaceChildren();
+  $("events").replaceChildren();
+  $("actions").replaceChildren();
+  state.usage = { input: 0, output: 0, cost: 0, costUnknown: false, retries: 0, tools: 0 };
+  showMetrics();
+}
+
+/** @param {boolean} running */
+function setRunning(running) {
+  $("send").disabled = running || !state.agentId;
+  $("cancel").disabled = !running;
+}
+
+/** Starts a turn (or a continuation) whose answer is an SSE stream, and follows it. @param {string} path @param {any} body */
+async function startStream(path, body) {
+  clearRunView();
+  state.runId = null; // until the new run's first event names it
+  setRunning(true);
+  setStatus("running…");
+  const controller = new AbortController();
+  state.stream = controller;
+  try {
+    const response = await fetch(path, { method: "POST", headers: headers(), body: JSON.stringify({ ...body, stream: true }), signal: controller.signal });
+    if (!response.ok) throw new Error(await errorText(response));
+    await follow(response, controller);
+  } catch (error) {
+    failed(error);
+  }
+}
+
+/**
+ * Follows a run's stored and live events (`events?after=`): after a reload (after 0, the whole run again)
+ * or after a dropped stream (after the last seq seen). @param {string} runId @param {number} after
+ */
+async function attach(runId, after) {
+  if (after === 0) clearRunView();
+  state.runId = runId;
+  save();
+  setRunning(true);
+  setStatus("re-attached to " + runId + "…");
+  const controller = new AbortController();
+  state.stream = controller;
+  try {
+    const response = await fetch(runPath(runId) + "/events?after=" + after, {
+      headers: { ...headers(), accept: "text/event-stream" },
+      signal: controller.signal,
+    });
+    if (!response.ok) throw new Error(await errorText(response));
+    await follow(response, controller);
+  } catch (error) {
+    failed(error);
+  }
+}
+
+/** @param {Response} response @param {AbortController} controller */
+async function follow(response, controller) {
+  let ended = false;
+  await readEvents(/** @type {ReadableStream<any>} */ (response.body), (event) => {
+    onEvent(event);
+    if (TERMINAL.includes(event.type)) ended = true;
+  });
+  if (state.stream !== controller) return; // another stream took over
+  state.stream = null;
+  // The stream closed before the run's terminal event: the run goes on server-side; pick it up where we left off.
+  if (!ended && state.runId) return attach(state.runId, state.lastSeq);
+  setRunning(false);
+  save();
+  if (state.sessionId) await Promise.all([loadSessions(), showTranscript()]);
+}
+
+/** @param {unknown} error */
+function failed(error) {
+  if (error instanceof DOMException && error.name === "AbortError") return;
+  state.stream = null;
+  setRunning(false);
+  setStatus(String(error instanceof Error ? error.message : error), "error");
+}
+
+/** @param {AgentryEvent} event */
+function onEvent(event) {
+  const { type, data = {} } = event;
+  state.lastSeq = Math.max(state.lastSeq, event.seq || 0);
+  if (event.run_id) state.runId = event.run_id;
+  if (event.session_id && event.session_id !== state.sessionId) {
+    state.sessionId = event.session_id;
+    const select = $("session");
+    if (![...select.options].some((o) => o.value === event.session_id)) select.add(new Option(event.session_id, event.session_id));
+    select.value = event.session_id;
+  }
+  save();
+  logEvent(event);
+  switch (type) {
+    case "content_delta":
+      $("output").textContent += data.text;
+      break;
+    case "retry":
+    case "output_repair":
+      // The text of a failed attempt, or of an answer held back for a repair, is void.
+      $("output").textContent = "";
+      state.usage.retries += 1;
+      note("retry", "attempt " + data.attempt + " of step " + data.step + " failed" + (data.error ? " (" + data.error.type + ": " + data.error.message + ")" : "") + "; retrying in " + data.delay_ms + " ms");
+      break;
+    case "tool_call_started":
+      state.usage.tools += 1;
+      note("tool", "→ " + data.name + " " + JSON.stringify(data.arguments));
+      break;
+    case "tool_call_completed":
+      note("tool", "← " + data.name + " returned " + (typeof data.output === "string" ? data.output : JSON.stringify(data.output)) + " (" + data.duration_ms + " ms)");
+      break;
+    case "tool_call_error":
+      note("error", "✗ " + data.name + ": " + JSON.stringify(data.error));
+      break;
+    case "checkpoint":
+      checkpointNote(event.run_id, data.checkpoint_id, data.step);
+      break;
+    case "compaction":
+      note("info", "compacted " + data.compacted_messages + " messages (" + data.tokens_before + " → " + data.tokens_after + " tokens)");
+      break;
+    case "model_request_completed":
+      state.usage.input += data.usage?.input_tokens ?? 0;
+      state.usage.output += data.usage?.output_tokens ?? 0;
+      if (data.cost_usd === null || data.cost_usd === undefined) state.usage.costUnknown = true;
+      else state.usage.cost += data.cost_usd;
+      break;
+    case "run_continued":
+      note("info", "continued" + (data.from_checkpoint ? " from " + data.from_checkpoint : ""));
+      $("actions").replaceChildren();
+      setStatus("running…");
+      break;
+    case "run_completed":
+      // The run's answer: the text of its last step (or the structured output), without earlier steps' text.
+      if (data.output !== undefined && data.output !== null) {
+        $("output").textContent = typeof data.output === "string" ? data.output : JSON.stringify(data.output, null, 2);
+      }
+      if (data.metrics) {
+        state.usage.input = data.metrics.input_tokens;
+        state.usage.output = data.metrics.output_tokens;
+        if (typeof data.metrics.cost_usd === "number" && !state.usage.costUnknown) state.usage.cost = data.metrics.cost_usd;
+      }
+      setStatus("completed · run " + event.run_id, "ok");
+      break;
+    case "run_paused":
+      setStatus("paused: the agent asks for a client tool", "muted");
+      showRequiredActions(event.run_id, data.required_actions || []);
+      break;
+    case "run_cancelled":
+      setStatus("cancelled · run " + event.run_id, "error");
+      break;
+    case "run_error":
+      setStatus("error: " + (data.error ? data.error.type + ": " + data.error.message : "?"), "error");
+      break;
+  }
+  showMetrics();
+}
+
+function showMetrics() {
+  const u = state.usage;
+  $("metrics").textContent =
+    "tokens in " + u.input + " · out " + u.output + " · cost " + (u.costUnknown ? "unknown (no price for this model)" : "$" + u.cost.toFixed(6)) + " · tool calls " + u.tools + " · retries " + u.retries;
+}
+
+/** @param {AgentryEvent} event */
+function logEvent(event) {
+  const line = document.createElement("div");
+  line.textContent = event.seq + " " + event.type + " " + JSON.stringify(event.data ?? {});
+  $("events").appendChild(line);
+}
+
+/** @param {string} kind @param {string} text */
+function note(kind, text) {
+  const item = document.createElement("li");
+  item.className = kind;
+  item.textContent = text;
+  $("activity").appendChild(item);
+  return item;
+}
+
+/** A checkpoint line with a "Fork here" button: a new run branched from that step. @param {string} runId @param {string} checkpointId @param {number} step */
+function checkpointNote(runId, checkpointId, step) {
+  const item = note("checkpoint", "checkpoint " + checkpointId + " (step " + step + ") ");
+  const button = document.createElement("button");
+  button.textContent = "Fork here";
+  button.className = "fork";
+  button.dataset.checkpoint = checkpointId;
+  button.addEventListener("click", () => {
+    const input = $("input").value.trim();
+    startStream(runPath(runId) + "/continue", { continue_from: checkpointId, fork: true, ...(input ? { input } : {}) });
+  });
+  item.appendChild(button);
+}
+
+/** A form per pending client tool call; "Continue" sends the results and follows the run. @param {string} runId @param {any[]} actions */
+function showRequiredActions(runId, actions) {
+  const box = $("actions");
+  box.replaceChildren();
+  const fields = actions.map((action) => {
+    const label = document.createElement("label");
+    label.textContent = action.name + " " + JSON.stringify(action.arguments) + " → result:";
+    const field = document.createElement("textarea");
+    field.rows = 2;
+    field.dataset.toolCallId = action.tool_call_id;
+    label.appendChild(field);
+    box.appendChild(label);
+    return field;
+  });
+  const button = document.createElement("button");
+  button.id = "continue";
+  button.textContent = "Continue with these results";
+  button.addEventListener("click", () => {
+    const tool_results = fields.map((field) => ({ tool_call_id: field.dataset.toolCallId, output: field.value }));
+    startStream(runPath(runId) + "/continue", { tool_results });
+  });
+  box.appendChild(button);
+}
+
+async function showTranscript() {
+  const box = $("transcript");
+  box.replaceChildren();
+  if (!state.sessionId) return;
+  const transcript = await api("/v1/sessions/" + encodeURIComponent(state.sessionId) + "/transcript");
+  for (const message of transcript.data) {
+    const item = document.createElement("div");
+    item.className = "message " + message.role;
+    const parts = message.content.map((/** @type {any} */ block) => {
+      if (block.type === "text" || block.type === "summary") return block.text;
+      if (block.type === "tool_call") return "[call " + block.name + " " + JSON.stringify(block.arguments) + "]";
+      if (block.type === "tool_result") return "[result " + JSON.stringify(block.output) + "]";
+      return "[" + block.type + " " + (block.media_type ?? "") + "]";
+    });
+    item.textContent = message.role + ": " + parts.join(" ");
+    box.appendChild(item);
+  }
+}
+
+// One SSE frame per event: "id:", "event:", "data:" lines, a blank line after; ": ping" is a comment.
+/** @param {ReadableStream<any>} stream @param {(event: AgentryEvent) => void} handle */
+async function readEvents(stream, handle) {
+  const reader = stream.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    buffer += value.replace(/\r\n?/g, "\n");
+    let end;
+    while ((end = buffer.indexOf("\n\n")) >= 0) {
+      const frame = buffer.slice(0, end);
+      buffer = buffer.slice(end + 2);
+      let data = "";
+      for (const line of frame.split("\n")) if (line.startsWith("data:")) data += line.slice(5).replace(/^ /, "");
+      if (data) handle(JSON.parse(data));
+    }
+  }
+}
+
+// ---- wiring --------------------------------------------------------------------------------------------------
+
+/** Runs an action of a button, showing its error in the status line. @param {() => Promise<unknown>} action */
+const guarded = (action) => () => action().catch(failed);
+
+$("token").addEventListener("change", guarded(async () => {
+  localStorage.setItem(STORE + "-token", $("token").value);
+  await loadAgents();
+  await loadSessions();
+}));
+$("mock").addEventListener("click", guarded(useMockAgent));
+$("agent").addEventListener("change", guarded(() => chooseAgent($("agent").value)));
+$("session").addEventListener("change", guarded(() => chooseSession($("session").value)));
+$("show-transcript").addEventListener("click", guarded(showTranscript));
+$("send").addEventListener("click", () => {
+  const body = { input: $("input").value, ...(state.sessionId ? { session_id: state.sessionId } : {}) };
+  startStream(runsPath(), body);
+});
+$("cancel").addEventListener("click", guarded(async () => {
+  if (!state.runId) return;
+  const run = await api(runPath(state.runId) + "/cancel", {});
+  setStatus(run.status + " · run " + run.id, run.status === "cancelled" ? "error" : "muted");
+}));
+
+/** On load: the saved token, agent and session; a run that was under way is followed again. */
+async function restore() {
+  $("token").value = localStorage.getItem(STORE + "-token") || "";
+  const saved = JSON.parse(localStorage.getItem(STORE) || "{}");
+  state.agentId = saved.agentId || "";
+  state.sessionId = saved.sessionId || "";
+  showMetrics();
+  if (!$("token").value) return setStatus("paste a token to start (see the hint above)");
+  await loadAgents();
+  await loadSessions();
+  if (!state.agentId || !state.sessionId) return setStatus("ready");
+  const session = await api("/v1/sessions/" + encodeURIComponent(state.sessionId));
+  if (session.active_run_id) return attach(session.active_run_id, 0);
+  setStatus("ready");
+  await showTranscript();
+}
+restore().catch(failed);
