@@ -6,16 +6,25 @@ import { runTurn } from "../support/runs";
 import { count } from "./support/counts";
 import { invalidJsonValue, invalidQueryValue } from "./support/invalid-values";
 import { operations, type Operation } from "./support/routes";
+import { secretsIn } from "./support/secrets";
 
 /** Fixed so a failure reproduces; `FUZZ_SEED` in the results names it. */
 const SEED = 14_2026;
 const RUNS = { body: 800, missingRequired: 80, contentType: 100, idempotencyKey: 50, query: 250, path: 100, authorization: 500 };
 
+/** The tenant's own provider key, stored as a credential: it must never come back either. */
+const TENANT_CREDENTIAL_KEY = "fuzz-tenant-credential-key-83d1";
+
 type Case = { method: string; path: string; body?: unknown; headers?: Record<string, string>; token?: string | null };
+
+/** The names of the app's D1 tables (not the platform's `_cf_` ones). */
+async function d1Tables(): Promise<{ results: { name: string }[] }> {
+  return env.DB.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE '\\_cf%' ESCAPE '\\'").all<{ name: string }>();
+}
 
 /** Every D1 table's row count, the owner's session transcript (full) and its agent and run, as one string. */
 async function storedState(token: string, owned: Owned): Promise<string> {
-  const tables = await env.DB.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE '\\_cf%' ESCAPE '\\'").all<{ name: string }>();
+  const tables = await d1Tables();
   const counts: Record<string, unknown> = {};
   for (const { name } of tables.results) counts[name] = (await env.DB.prepare(`SELECT count(*) AS n FROM "${name}"`).first<{ n: number }>())?.n;
   const read = async (path: string) => (await api(path, {}, token)).text();
@@ -37,8 +46,7 @@ function ownedPath(path: string, owned: Owned): string {
 }
 
 /** A JSON error body (API.md) in a 4xx, naming at least one field on a 400; returns what is wrong, or null. */
-async function mishandled(response: Response): Promise<string | null> {
-  const text = await response.text();
+function mishandled(response: Response, text: string): string | null {
   if (response.status < 400 || response.status > 499) return `status ${response.status}: ${text.slice(0, 300)}`;
   if (!/application\/json/.test(response.headers.get("content-type") ?? "")) return `content-type ${response.headers.get("content-type")}`;
   let body: ErrorBody;
@@ -142,7 +150,12 @@ async function fuzz(context: TestContext, kind: string, runs: number, arbitrary:
       fc.asyncProperty(arbitrary, async (c) => {
         count(context, "inputs", `tried_${kind}`);
         const response = await api(c.path, { method: c.method, body: c.body, headers: c.headers }, c.token === undefined ? tenantToken : c.token);
-        const wrong = await mishandled(response);
+        const text = await response.text();
+        const leaked = secretsIn(text, [TENANT_CREDENTIAL_KEY]);
+        count(context, "secrets", "answers_scanned");
+        count(context, "secrets", "found", leaked.length);
+        if (leaked.length) throw new Error(`${c.method} ${c.path}: a secret in the answer: ${text.slice(0, 300)}`);
+        const wrong = mishandled(response, text);
         if (wrong) throw new Error(`${c.method} ${c.path}: ${wrong}`);
       }),
       { numRuns: runs, seed: SEED, endOnFailure: true },
@@ -157,7 +170,7 @@ describe("bad input, fuzzed from the OpenAPI document", () => {
   it("answers every bad body, query, path parameter and header of every route with a JSON 4xx naming the field, and stores nothing", async (context) => {
     const token = await createTenantToken();
     const credential = `cred-${crypto.randomUUID()}`;
-    expect((await api("/v1/credentials", { body: { id: credential, provider: "anthropic", api_key: "fuzz-key" } }, token)).status).toBe(201);
+    expect((await api("/v1/credentials", { body: { id: credential, provider: "anthropic", api_key: TENANT_CREDENTIAL_KEY } }, token)).status).toBe(201);
     const agent = await createAgent({ tools: [{ type: "client", name: "ask", parameters: { type: "object", properties: {} } }] }, token);
     const paused = await runTurn(agent.id, { input: "[[tool ask {}]]" }, token);
     expect(paused.status).toBe("paused");
@@ -185,5 +198,14 @@ describe("bad input, fuzzed from the OpenAPI document", () => {
       token,
     );
     expect(await storedState(token, owned)).toBe(before);
+
+    // No secret in any D1 row either (keys are stored hashed, credentials encrypted).
+    const tables = await d1Tables();
+    for (const { name } of tables.results) {
+      const rows = JSON.stringify((await env.DB.prepare(`SELECT * FROM "${name}"`).all()).results);
+      count(context, "secrets", "d1_tables_scanned");
+      count(context, "secrets", "found", secretsIn(rows, [TENANT_CREDENTIAL_KEY]).length);
+      expect(secretsIn(rows, [TENANT_CREDENTIAL_KEY]), name).toEqual([]);
+    }
   });
 });

@@ -3,6 +3,10 @@ import { ADMIN_TOKEN, api, createAgent, createTenantToken, uniqueTenant, type Er
 import { runTurn } from "../support/runs";
 import { count } from "./support/counts";
 import { appRoutes } from "./support/routes";
+import { secretsIn } from "./support/secrets";
+
+/** The owner's provider key, stored as a credential. */
+const OWNER_CREDENTIAL_KEY = "owner-credential-key-4471";
 
 /** Routes served to anyone (no token): the API reference and the OpenAPI document. */
 const PUBLIC_ROUTES = new Set(["GET /", "GET /docs", "GET /openapi.json"]);
@@ -67,7 +71,7 @@ describe("isolation over the whole route table", () => {
     const foreign = await createTenantToken();
     const key = await (await api("/v1/keys", { body: { tenant: uniqueTenant("victim"), name: "v" } })).json<{ id: string }>();
     const credential = `cred-${crypto.randomUUID()}`;
-    expect((await api("/v1/credentials", { body: { id: credential, provider: "anthropic", api_key: "owner-key-4471" } }, owner)).status).toBe(201);
+    expect((await api("/v1/credentials", { body: { id: credential, provider: "anthropic", api_key: OWNER_CREDENTIAL_KEY } }, owner)).status).toBe(201);
     const agent = await createAgent({ tools: [{ type: "client", name: "ask", parameters: { type: "object", properties: {} } }] }, owner);
     const paused = await runTurn(agent.id, { input: "[[tool ask {}]]" }, owner);
     expect(paused.status).toBe("paused");
@@ -93,6 +97,9 @@ describe("isolation over the whole route table", () => {
       const response = await send(method, request, foreign);
       const text = await response.text();
       count(context, "isolation", "route_tenant_checks");
+      count(context, "secrets", "answers_scanned");
+      count(context, "secrets", "found", secretsIn(text, [OWNER_CREDENTIAL_KEY]).length);
+      expect(secretsIn(text, [OWNER_CREDENTIAL_KEY]), route).toEqual([]);
       if (ADMIN_ROUTES.has(route)) {
         expect(response.status, route).toBe(403);
       } else if (LIST_ROUTES.has(route) || route === "POST /v1/agents" || route === "POST /v1/credentials") {
