@@ -10,14 +10,15 @@ export type AppEnv = {
 
 /**
  * A sub-router whose zod validation failures become `400 invalid_request` with
- * `details.fields` naming each path.
+ * `details.fields` naming each path (`body` for a JSON body that is not an object).
  */
 export const newRouter = () =>
   new OpenAPIHono<AppEnv>({
     defaultHook: (result) => {
       if (!result.success) {
         const prefix = result.target === "json" ? [] : [result.target === "param" ? "path" : result.target];
-        throw invalidFields(fieldsOf(result.error, prefix));
+        // A body that is not an object at all (`[]`, `"x"`, `null`) fails at the root: name it "body".
+        throw invalidFields(fieldsOf(result.error, prefix).map((field) => (field.path ? field : { ...field, path: "body" })));
       }
     },
   });
