@@ -1,5 +1,5 @@
 import { and, desc, eq, lt, or, type SQL } from "drizzle-orm";
-import { notFound } from "../api/errors";
+import { notFound } from "../core/errors";
 import type { Cursor } from "../api/pagination";
 import type { RunRecord } from "../session";
 import { database } from "./client";
