@@ -80,6 +80,25 @@ describe("the edges of a run", () => {
     expect(runs.data).toEqual([]);
   });
 
+  it("answers a run record that fails its schema, in D1 or in the object, with an internal error naming no field of it", async () => {
+    const agent = await createAgent();
+    const sessionId = sessionIdFor("corrupt-record");
+    const run = await runTurn(agent.id, { input: "first", session_id: sessionId });
+    const corrupt = JSON.stringify({ id: run.id, status: "finished", metrics: "none" });
+
+    await env.DB.prepare("UPDATE runs SET body = ? WHERE id = ?").bind(corrupt, run.id).run();
+    const listed = await api(`/v1/agents/${agent.id}/runs?session_id=${sessionId}`);
+    expect(listed.status).toBe(500);
+    expect((await listed.json<{ error: { type: string } }>()).error.type).toBe("internal");
+
+    await runInDurableObject(sessionStub(sessionId), (_instance, state) => {
+      state.storage.sql.exec("UPDATE runs SET body = ? WHERE id = ?", corrupt, run.id);
+    });
+    const read = await api(`/v1/agents/${agent.id}/runs/${run.id}`);
+    expect(read.status).toBe(500);
+    expect((await read.json<{ error: { type: string } }>()).error.type).toBe("internal");
+  });
+
   it("emits a paused run's run_paused before a continue that arrives while its D1 write is in flight", async () => {
     const agent = await createAgent({ tools: [askUser] });
     const sessionId = sessionIdFor("pause-race");
