@@ -47,6 +47,9 @@ const LEVELS: Record<LogEvent["event"], LogLevel> = {
   media_missing: "warn",
   media_kept: "warn",
   late_event_dropped: "debug",
+  session_delete_resumed: "warn",
+  session_delete_failed: "error",
+  corrupt_run_record: "error",
 };
 
 const context = new AsyncLocalStorage<LogContext>();
