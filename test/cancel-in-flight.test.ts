@@ -9,10 +9,9 @@ import { postRun, type Run } from "./support/runs";
 const stubOf = (sessionId: string) => env.SESSION.get(env.SESSION.idFromName(`default/${sessionId}`));
 const toolServer = (path: string) => fetch(`${env.TOOL_SERVER_URL}${path}`);
 
-/** Waits until no loop drives the run in its object: whatever it did after the cancel is done. */
+/** Waits until no loop drives the run in its object (the supervisor's "stopped" promise): whatever it did after the cancel is done. */
 async function untilLoopStops(sessionId: string, runId: string): Promise<void> {
-  const driven = () => runInDurableObject(stubOf(sessionId), (instance) => (instance as unknown as { core: SessionCore }).core.drivers.has(runId));
-  while (await driven()) await scheduler.wait(5);
+  await runInDurableObject(stubOf(sessionId), (instance) => (instance as unknown as { core: SessionCore }).core.runs.stopped(runId));
 }
 
 const mirroredRun = async (runId: string) =>

@@ -1,4 +1,5 @@
 import { runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { storedEvents } from "./support/events";
 import { deletesSession, holdD1Batch, sessionStub, writesRunStatus } from "./support/held-d1";
@@ -10,7 +11,7 @@ const askUser = { type: "client", name: "ask_user", parameters: { type: "object"
 const continuePath = (agentId: string, runId: string) => `/v1/agents/${agentId}/runs/${runId}/continue`;
 
 /** The object's in-memory bookkeeping, which a user cannot see but which must not grow. */
-type CoreView = { hub: { size: number }; launching: Set<string>; wake: () => void; store: { putRun: (run: unknown) => void } };
+type CoreView = { hub: { size: number }; runs: { launching: Set<string> }; wake: () => void; store: { putRun: (run: unknown) => void } };
 const coreOf = (instance: unknown) => (instance as { core: CoreView }).core;
 
 /** Resolves when the object is next entered by an RPC call that wakes it (a continue, a GET of a run). */
@@ -56,6 +57,46 @@ describe("the edges of a run", () => {
     expect(next.status).toBe("completed");
     const transcript = await (await api(`/v1/sessions/${sessionId}/transcript`)).json<{ data: { run_id: string }[] }>();
     expect(transcript.data.map((m) => m.run_id)).toEqual([next.id, next.id]);
+  });
+
+  it("finishes a delete that failed half way on the next entry, from its stored tombstone: the session never comes back", async () => {
+    const agent = await createAgent();
+    const sessionId = sessionIdFor("delete-resumed");
+    const first = await runTurn(agent.id, { input: "first", session_id: sessionId });
+    const held = await holdD1Batch(sessionId, deletesSession);
+
+    // The delete's D1 call fails: D1 still has every row, the object has its tombstone and no delete in progress
+    // (what an eviction in the middle leaves too).
+    const deleting = api(`/v1/sessions/${sessionId}`, { method: "DELETE" });
+    await held.reached;
+    held.release(new Error("D1 unavailable"));
+    expect((await deleting).status).toBe(500);
+    expect(await env.DB.prepare("SELECT COUNT(*) AS n FROM runs WHERE id = ?").bind(first.id).first<number>("n")).toBe(1);
+
+    // The next entry finds the tombstone and finishes the delete before it answers.
+    expect((await api(`/v1/sessions/${sessionId}`)).status).toBe(404);
+    expect((await api(`/v1/agents/${agent.id}/runs/${first.id}`)).status).toBe(404);
+    const runs = await (await api(`/v1/agents/${agent.id}/runs?session_id=${sessionId}`)).json<{ data: Run[] }>();
+    expect(runs.data).toEqual([]);
+  });
+
+  it("answers a run record that fails its schema, in D1 or in the object, with an internal error naming no field of it", async () => {
+    const agent = await createAgent();
+    const sessionId = sessionIdFor("corrupt-record");
+    const run = await runTurn(agent.id, { input: "first", session_id: sessionId });
+    const corrupt = JSON.stringify({ id: run.id, status: "finished", metrics: "none" });
+
+    await env.DB.prepare("UPDATE runs SET body = ? WHERE id = ?").bind(corrupt, run.id).run();
+    const listed = await api(`/v1/agents/${agent.id}/runs?session_id=${sessionId}`);
+    expect(listed.status).toBe(500);
+    expect((await listed.json<{ error: { type: string } }>()).error.type).toBe("internal");
+
+    await runInDurableObject(sessionStub(sessionId), (_instance, state) => {
+      state.storage.sql.exec("UPDATE runs SET body = ? WHERE id = ?", corrupt, run.id);
+    });
+    const read = await api(`/v1/agents/${agent.id}/runs/${run.id}`);
+    expect(read.status).toBe(500);
+    expect((await read.json<{ error: { type: string } }>()).error.type).toBe("internal");
   });
 
   it("emits a paused run's run_paused before a continue that arrives while its D1 write is in flight", async () => {
@@ -136,7 +177,7 @@ describe("the edges of a run", () => {
     });
     const failed = await postRun(agent.id, { input: "first", session_id: sessionId });
     expect(failed.status).toBe(500);
-    await runInDurableObject(sessionStub(sessionId), (instance) => expect([...coreOf(instance).launching]).toEqual([]));
+    await runInDurableObject(sessionStub(sessionId), (instance) => expect([...coreOf(instance).runs.launching]).toEqual([]));
     expect((await runTurn(agent.id, { input: "again", session_id: sessionId })).status).toBe("completed");
   });
 });

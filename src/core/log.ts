@@ -15,7 +15,12 @@ export type LogEvent =
   | { event: "media_missing"; session_id: string; media_id: string }
   | { event: "media_kept"; session_id: string; run_id: string; objects: number; reason: string }
   /** An event of a run whose stretch had ended (its terminal event was out) was not emitted. */
-  | { event: "late_event_dropped"; run_id: string; type: string };
+  | { event: "late_event_dropped"; run_id: string; type: string }
+  /** A delete that an evicted or failed instance left half done was finished (or failed again) on the next entry. */
+  | { event: "session_delete_resumed"; session_id: string }
+  | { event: "session_delete_failed"; session_id: string; message: string }
+  /** A run record read back from storage or D1 failed its schema (run-record-schema.ts). */
+  | { event: "corrupt_run_record"; run_id: string; where: string; fields: string[] };
 
 export type LogLevel = "debug" | "info" | "warn" | "error";
 
@@ -42,6 +47,9 @@ const LEVELS: Record<LogEvent["event"], LogLevel> = {
   media_missing: "warn",
   media_kept: "warn",
   late_event_dropped: "debug",
+  session_delete_resumed: "warn",
+  session_delete_failed: "error",
+  corrupt_run_record: "error",
 };
 
 const context = new AsyncLocalStorage<LogContext>();

@@ -1,14 +1,14 @@
 import { and, desc, eq, lt, or, type SQL } from "drizzle-orm";
-import { notFound } from "../api/errors";
+import { notFound } from "../core/errors";
 import type { Cursor } from "../api/pagination";
 import type { RunRecord } from "../session";
+import { parseRunRecord } from "../session";
 import { database } from "./client";
 import { runs } from "./schema";
-import { parseStored } from "../core/json-depth";
 
 
-/** Run bodies are written only by the Session object, from a RunRecord. */
-const parse = (body: string) => parseStored<RunRecord>(body);
+/** Run bodies are written only by the Session object, from a RunRecord, and checked when read back (run-record-schema.ts). */
+const parse = (body: string) => parseRunRecord(body, "D1");
 
 /** A run of the tenant's agent, or null (unknown, foreign, or of another agent). */
 export async function findRun(d1: D1Database, tenant: string, agentId: string, runId: string): Promise<RunRecord | null> {

@@ -1,4 +1,4 @@
-import { ApiError, invalidFields } from "../api/errors";
+import { ApiError, invalidFields } from "../core/errors";
 import { checkOutboundUrl, isRedirect } from "../tools/url-guard";
 import { formatMb, MAX_IMAGE_BYTES, type ImageType } from "./limits";
 import { tooLarge } from "./parse-input";

@@ -1,4 +1,4 @@
-import { ApiError, invalidFields, type FieldError } from "../api/errors";
+import { ApiError, invalidFields, type FieldError } from "../core/errors";
 import { checkOutboundUrl } from "../tools/url-guard";
 import { base64Length, compactBase64, decodeBase64 } from "../core/base64";
 import { formatMb, MAX_INPUT_CHARS, MAX_PARTS, maxBytesOf, type ImageType, type MediaType } from "./limits";

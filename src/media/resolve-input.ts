@@ -1,4 +1,4 @@
-import { ApiError } from "../api/errors";
+import { ApiError } from "../core/errors";
 import { fetchImage } from "./fetch-image";
 import { formatMb, MAX_INPUT_MEDIA_BYTES } from "./limits";
 import type { MediaBytes, ParsedPart } from "./parse-input";

@@ -12,7 +12,7 @@ export type SeenStatement = { sql: string; params: unknown[] };
  * The test resumes from `reached` in the object's I/O context: a response it opened before
  * cannot be read after it (workerd refuses I/O across contexts), one it opens after can.
  */
-export type HeldBatch = { reached: Promise<void>; release: () => void; instance: unknown };
+export type HeldBatch = { reached: Promise<void>; release: (failure?: Error) => void; instance: unknown };
 
 export const sessionStub = (sessionId: string, tenant = "default") => env.SESSION.get(env.SESSION.idFromName(`${tenant}/${sessionId}`));
 
@@ -80,9 +80,10 @@ export async function holdD1Batch(
   gateBucket?: string,
 ): Promise<HeldBatch> {
   let reach!: () => void;
-  let release!: () => void;
+  let release!: (failure?: Error) => void;
   const reached = new Promise<void>((resolve) => (reach = resolve));
-  const released = new Promise<void>((resolve) => (release = resolve));
+  // Released with an error, the batch fails as D1 would, without reaching it.
+  const released = new Promise<Error | undefined>((resolve) => (release = resolve));
   let armed = true;
   const instance = await wrapSessionD1(sessionId, async (statements, send) => {
     if (armed && matches(statements)) {
@@ -91,7 +92,8 @@ export async function holdD1Batch(
         await fetch(`${env.TOOL_SERVER_URL}/gate/${gateBucket}`, { method: "POST", body: "{}" });
       } else {
         reach();
-        await released;
+        const failure = await released;
+        if (failure) throw failure;
       }
     }
     return send();

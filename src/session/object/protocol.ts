@@ -1,5 +1,5 @@
 import type { Agent, ObjectJsonSchema } from "../../agents";
-import type { ApiErrorType } from "../../api/errors";
+import type { ApiErrorType } from "../../core/errors";
 import type { StoredMessage } from "../store/session-store";
 import type { InputPart, Run, RunMetrics } from "../run/run-record";
 

@@ -57,8 +57,7 @@ export async function createRun(core: SessionCore, spec: NewRun): Promise<RunAns
   });
   if (spec.continued_from) run.continued_from = spec.continued_from;
   let stream: ReadableStream<Uint8Array> | null = null;
-  core.launching.add(run.id);
-  try {
+  await core.runs.launch(run.id, async () => {
     core.commit(() => {
       if (owner === null) {
         core.store.setMeta("agent_id", spec.agent.id);
@@ -77,9 +76,7 @@ export async function createRun(core: SessionCore, spec: NewRun): Promise<RunAns
     // The run's row reaches D1 before anyone learns its id (GET …/runs/{id} finds it anywhere).
     await core.flush();
     if (spec.background) await core.enqueue(run);
-  } finally {
-    core.launching.delete(run.id);
-  }
-  if (!spec.background && core.store.getRun(run.id)?.status === "running") core.begin(run, "request");
+  });
+  if (!spec.background && core.store.getRun(run.id)?.status === "running") void core.begin(run, "request");
   return core.answer(run.id, stream, !spec.background);
 }

@@ -18,6 +18,7 @@ import { isWaitingForRetry, renderRun, type Checkpoint, type RunRecord, type Run
 import { SessionSockets } from "../stream/sockets";
 import { SessionStore, type MirrorStatement, type StoredMessage } from "../store/session-store";
 import { Timers, type TimerName } from "./timers";
+import { RunSupervisor } from "./run-supervisor";
 
 /** A running run whose invocation dies is resumed by the alarm after this long without progress. */
 const WATCHDOG_MS = 60_000;
@@ -31,6 +32,13 @@ const isGoingOn = (status: RunStatus | null) => status === "pending" || status =
 export const fail = (type: SessionFailure["type"], message: string, details?: Record<string, unknown>) =>
   ({ ok: false, error: { type, message, details } }) as const;
 
+/** A refusal the object answers instead of doing what it was asked. */
+export type Refusal = ReturnType<typeof fail>;
+
+/** The refusal of new work while the session is being deleted. */
+export const deletingFailure = (identity: SessionIdentity): Refusal =>
+  fail("session_busy", `Session ${identity.session_id} is being deleted`, { session_id: identity.session_id });
+
 /**
  * The state and the mechanics of one session's object: storage, the event hub and log,
  * sockets, timers, the outbox to D1 and the transitions of its runs. The Durable Object
@@ -39,14 +47,9 @@ export const fail = (type: SessionFailure["type"], message: string, details?: Re
 export class SessionCore implements LoopHost {
   readonly store: SessionStore;
   readonly hub = new EventHub();
-  readonly drivers = new Map<string, AbortController>();
   readonly timers: Timers;
-  /** Runs between their creation and their first step: not to be resumed by `wake()`. */
-  readonly launching = new Set<string>();
-  /** Runs whose stretch has ended in storage but whose terminal event is not out yet (finish). */
-  private readonly finishing = new Map<string, Promise<void>>();
-  /** Set from the first instant of a delete until its storage is gone: the session takes no new run. */
-  deleting = false;
+  /** The life of the session's runs: drivers, launching runs, terminal events not out yet, the deletion tombstone. */
+  readonly runs: RunSupervisor;
   /** Checkpoints recorded in the current commit, whose events follow it. */
   private readonly newCheckpoints: { run: RunRecord; checkpoint: Checkpoint }[] = [];
   nextSeqValue: number | null = null;
@@ -68,6 +71,7 @@ export class SessionCore implements LoopHost {
   ) {
     this.store = new SessionStore(ctx.storage.sql);
     this.timers = new Timers(this.store, ctx.storage);
+    this.runs = new RunSupervisor(ctx.storage);
     this.events = new EventLog(this.store, env.DB);
     this.mirror = new Mirror(this.store, () => {
       this.mirrorArmed = false;
@@ -75,6 +79,14 @@ export class SessionCore implements LoopHost {
     });
     this.sockets = new SessionSockets(ctx);
     this.compactions = new CompactionStore(ctx.storage.sql);
+  }
+
+  /** The session this object's storage holds, or null when it holds none (never used, or deleted). */
+  storedIdentity(): SessionIdentity | null {
+    if (!this.store.isInitialized()) return null;
+    const tenant = this.store.getMeta("tenant");
+    const session_id = this.store.getMeta("session_id");
+    return tenant !== null && session_id !== null ? { tenant, session_id } : null;
   }
 
   get sessionId(): string {
@@ -124,7 +136,7 @@ export class SessionCore implements LoopHost {
   }
 
   busyFailure() {
-    if (this.deleting) return fail("session_busy", `Session ${this.sessionId} is being deleted`, { session_id: this.sessionId });
+    if (this.runs.isDeleting()) return deletingFailure({ tenant: this.tenant(), session_id: this.sessionId });
     const active = this.store.activeRun();
     if (!active) return null;
     return fail("session_busy", `Session ${active.session_id} has a ${active.status} run`, {
@@ -141,7 +153,7 @@ export class SessionCore implements LoopHost {
    */
   wake(): void {
     const active = this.store.activeRun();
-    if (active?.status === "running" && !this.drivers.has(active.id) && !this.launching.has(active.id) && !isWaitingForRetry(active)) {
+    if (active?.status === "running" && !this.runs.isDriven(active.id) && !this.runs.isLaunching(active.id) && !isWaitingForRetry(active)) {
       log({ event: "run_resumed", run_id: active.id, reason: "object restarted" });
       this.drive(active.id);
     }
@@ -164,10 +176,10 @@ export class SessionCore implements LoopHost {
   /** Resumes the active run when no invocation drives it (the one that did has died). */
   resumeStalledRun(): void {
     const active = this.store.activeRun();
-    if (active?.status !== "running" || this.launching.has(active.id)) return;
+    if (active?.status !== "running" || this.runs.isLaunching(active.id)) return;
     if (isWaitingForRetry(active)) {
       this.setTimer("retry", active.retry_at ?? Date.now());
-    } else if (this.drivers.has(active.id)) {
+    } else if (this.runs.isDriven(active.id)) {
       this.setTimer("watchdog", Date.now() + WATCHDOG_MS);
     } else {
       this.drive(active.id);
@@ -194,13 +206,18 @@ export class SessionCore implements LoopHost {
     run.started_at = now;
     this.commit(() => [this.saveRun(run)]);
     this.setTimer("queue_fallback", null);
-    this.begin(run, trigger);
-    this.flushSoon();
+    void this.begin(run, trigger).then(() => this.flushSoon());
     return true;
   }
 
-  /** A run's first events (a branch's `run_continued`, from its stored record), then its loop. */
-  begin(run: RunRecord, trigger: string): void {
+  /**
+   * A run's first events (a branch's `run_continued`, from its stored record), then its loop.
+   * They wait for the terminal event of a run whose stretch ended just before (a turn released
+   * before its event is out), so a session's log never shows a run starting before the last one ended.
+   */
+  async begin(run: RunRecord, trigger: string): Promise<void> {
+    await this.runs.launch(run.id, () => this.runs.allSettled());
+    if (this.store.runStatus(run.id) !== "running") return;
     withLogContext(this.logContextOf(run), () => {
       log({ event: "run_started", run_id: run.id, trigger });
       this.emit(run, "run_started", { agent_id: run.agent_id, agent_version: run.agent_version });
@@ -233,14 +250,12 @@ export class SessionCore implements LoopHost {
     this.flushSoon();
   }
 
+  /** Starts the run's loop unless one drives it already; a loop that throws ends the run as an internal error. */
   drive(runId: string): void {
-    if (this.drivers.has(runId)) return;
-    const abort = new AbortController();
-    this.drivers.set(runId, abort);
+    if (this.runs.isDriven(runId)) return;
     const run = this.store.getRun(runId);
-    const driving = run ? withLogContext(this.logContextOf(run), () => driveRun(this, runId, abort.signal)) : Promise.resolve();
-    driving
-      .catch(async (error: unknown) => {
+    this.runs.drive(runId, (signal) =>
+      (run ? withLogContext(this.logContextOf(run), () => driveRun(this, runId, signal)) : Promise.resolve()).catch(async (error: unknown) => {
         log({ event: "unhandled_error", message: error instanceof Error ? error.message : String(error) });
         try {
           const current = this.store.getRun(runId);
@@ -250,10 +265,8 @@ export class SessionCore implements LoopHost {
         } catch {
           // The session was deleted under the run.
         }
-      })
-      .finally(() => {
-        if (this.drivers.get(runId) === abort) this.drivers.delete(runId);
-      });
+      }),
+    );
   }
 
   /**
@@ -278,7 +291,7 @@ export class SessionCore implements LoopHost {
 
   /** Resolves once the terminal event of a run's ended stretch is out: its next transition may go on. */
   settled(runId: string): Promise<void> {
-    return this.finishing.get(runId) ?? Promise.resolve();
+    return this.runs.settled(runId);
   }
 
   /** The answer to a start or a continue: the stream, or (`waitForStop`) the run once it has stopped. */
@@ -302,8 +315,7 @@ export class SessionCore implements LoopHost {
   ): Promise<void> {
     // The previous stretch's terminal event goes out before this one's (a cancel of a run whose
     // run_paused is not out yet).
-    const previous = this.finishing.get(run.id);
-    if (previous) await previous;
+    await this.runs.settled(run.id);
     const now = nowIso();
     // The checkpoint and the terminal event of the run's end go out even when nothing else did here.
     this.events.openStretch(run.id);
@@ -324,13 +336,7 @@ export class SessionCore implements LoopHost {
     if (status !== "paused") this.store.pruneEvents(eventRetentionCutoff(this.env, new Date()));
     // Until its terminal event is out, the run's next transition waits (settled()): a continue or
     // a cancel that saw the stored status would otherwise emit before it.
-    const out = this.announce(run, status, eventData);
-    this.finishing.set(run.id, out);
-    try {
-      await out;
-    } finally {
-      if (this.finishing.get(run.id) === out) this.finishing.delete(run.id);
-    }
+    await this.runs.announcing(run.id, this.announce(run, status, eventData));
   }
 
   /** Every finished run is in D1 before its terminal event, which is built from the stored run. */

@@ -13,7 +13,7 @@ import { compactedBranch } from "../transcript/model-history";
 import { planBranch } from "../transcript/branch-plan";
 import { isActive, isWaitingForRetry, renderRun, type Checkpoint, type Run, type RunRecord } from "../run/run-record";
 import { createRun } from "./run-creation";
-import { fail, OUTBOX_RETRY_MS, SessionCore } from "./session-core";
+import { deletingFailure, fail, OUTBOX_RETRY_MS, SessionCore, type Refusal } from "./session-core";
 import { summarizeSession } from "./session-summary";
 import { upgradeIdentity } from "../stream/sockets";
 import { checkToolResults } from "../run/tool-results-check";
@@ -39,8 +39,8 @@ export class SessionObject extends DurableObject<Env> {
    * instead of starting another.
    */
   async startRun(request: StartRunRequest): Promise<RunAnswer> {
-    if (!this.core.store.isInitialized()) await this.core.rebuild(request);
-    this.core.wake();
+    const refused = await this.enter(request, { work: true });
+    if (refused) return refused;
     // A plain turn continues the session's head: its newest run.
     const head = this.core.store.listRuns().at(-1);
     return createRun(this.core, {
@@ -56,7 +56,8 @@ export class SessionObject extends DurableObject<Env> {
    * once, so a run that is already running or finished is left alone.
    */
   async executeRun(identity: SessionIdentity, runId: string): Promise<Result<{ started: boolean }>> {
-    if (!this.core.store.isInitialized()) await this.core.rebuild(identity);
+    const refused = await this.enter(identity, { work: true, wake: false });
+    if (refused) return refused;
     const run = this.core.store.getRun(runId);
     if (!run) return fail("not_found", `Run ${runId} not found`);
     const started = run.status === "pending" && this.core.store.activeRun()?.id === runId && this.core.startPending("queue");
@@ -66,7 +67,8 @@ export class SessionObject extends DurableObject<Env> {
 
   /** Ends a pending run whose queue message was dead-lettered; a run that started is left alone. */
   async failPendingRun(identity: SessionIdentity, runId: string, reason: string): Promise<Result<{ run: Run }>> {
-    if (!this.core.store.isInitialized()) await this.core.rebuild(identity);
+    const refused = await this.enter(identity, { wake: false });
+    if (refused) return refused;
     const run = this.core.store.getRun(runId);
     if (!run) return fail("not_found", `Run ${runId} not found`);
     if (run.status === "pending") {
@@ -80,11 +82,12 @@ export class SessionObject extends DurableObject<Env> {
    * end it after too many sweeps found it stuck.
    */
   async sweepRun(identity: SessionIdentity, runId: string, maxSweeps: number): Promise<Result<{ action: string }>> {
-    if (!this.core.store.isInitialized()) await this.core.rebuild(identity);
+    const refused = await this.enter(identity, { work: true, wake: false });
+    if (refused) return refused;
     await this.core.flush();
     const run = this.core.store.getRun(runId);
     if (!run || !isActive(run.status) || run.status === "paused") return { ok: true, action: "none" };
-    if (this.core.drivers.has(run.id) || isWaitingForRetry(run)) return { ok: true, action: "alive" };
+    if (this.core.runs.isDriven(run.id) || isWaitingForRetry(run)) return { ok: true, action: "alive" };
     run.sweeps = (run.sweeps ?? 0) + 1;
     if (run.sweeps > maxSweeps) {
       await this.core.finish(run, "error", {
@@ -101,8 +104,8 @@ export class SessionObject extends DurableObject<Env> {
 
   /** The run once it has stopped, or after `waitMs` with its current state (a long-poll). */
   async waitForRun(identity: SessionIdentity, runId: string, waitMs: number): Promise<Result<{ run: Run }>> {
-    if (!this.core.store.isInitialized()) await this.core.rebuild(identity);
-    this.core.wake();
+    const refused = await this.enter(identity);
+    if (refused) return refused;
     const run = this.core.store.getRun(runId);
     if (!run) return fail("not_found", `Run ${runId} not found`);
     if (run.status === "pending" || run.status === "running") await this.core.stopOf(runId, waitMs);
@@ -111,8 +114,8 @@ export class SessionObject extends DurableObject<Env> {
 
   /** Resumes a paused run in place with the client's tool results. */
   async continueRun(request: ContinueRunRequest): Promise<RunAnswer> {
-    if (!this.core.store.isInitialized()) await this.core.rebuild(request);
-    this.core.wake();
+    const refused = await this.enter(request, { work: true });
+    if (refused) return refused;
     // A run that has just paused goes on only once its run_paused is out.
     await this.core.settled(request.run_id);
     const run = this.core.store.getRun(request.run_id);
@@ -202,7 +205,8 @@ export class SessionObject extends DurableObject<Env> {
 
   /** A run's checkpoints (API.md, Checkpoints and step replay). */
   async getCheckpoints(identity: SessionIdentity, runId: string): Promise<Result<{ checkpoints: Checkpoint[] }>> {
-    if (!this.core.store.isInitialized()) await this.core.rebuild(identity);
+    const refused = await this.enter(identity, { wake: false });
+    if (refused) return refused;
     const run = this.core.store.getRun(runId);
     return run ? { ok: true, checkpoints: run.checkpoints ?? [] } : fail("not_found", `Run ${runId} not found`);
   }
@@ -212,7 +216,8 @@ export class SessionObject extends DurableObject<Env> {
    * is now. A run in progress would send what it read before: the session must be idle.
    */
   async compactSession(identity: SessionIdentity, agent: Agent): Promise<Result<{ report: CompactionReport }>> {
-    if (!this.core.store.isInitialized()) await this.core.rebuild(identity);
+    const refused = await this.enter(identity, { work: true, wake: false });
+    if (refused) return refused;
     if (this.core.store.getMeta("agent_id") === null) return fail("not_found", `Session ${identity.session_id} not found`);
     const busy = this.core.busyFailure();
     if (busy) return busy;
@@ -239,27 +244,28 @@ export class SessionObject extends DurableObject<Env> {
 
   /** Cancels a run; idempotent. The turn is free as soon as this answers. */
   async cancelRun(identity: SessionIdentity, runId: string): Promise<Result<{ run: Run }>> {
-    if (!this.core.store.isInitialized()) await this.core.rebuild(identity);
+    const refused = await this.enter(identity, { wake: false });
+    if (refused) return refused;
     await this.core.settled(runId);
     const run = this.core.store.getRun(runId);
     if (!run) return fail("not_found", `Run ${runId} not found`);
     if (isActive(run.status)) {
-      this.core.drivers.get(runId)?.abort();
+      this.core.runs.abort(runId);
       await this.core.finish(run, "cancelled", {}, { reason: "cancelled by request" });
     }
     return { ok: true, run: renderRun(this.core.store.getRun(runId) ?? run) };
   }
 
   async getRun(identity: SessionIdentity, runId: string): Promise<Result<{ run: Run }>> {
-    if (!this.core.store.isInitialized()) await this.core.rebuild(identity);
-    this.core.wake();
+    const refused = await this.enter(identity);
+    if (refused) return refused;
     const run = this.core.store.getRun(runId);
     return run ? { ok: true, run: renderRun(run) } : fail("not_found", `Run ${runId} not found`);
   }
 
   async getSession(identity: SessionIdentity): Promise<Result<{ session: SessionView }>> {
-    if (!this.core.store.isInitialized()) await this.core.rebuild(identity);
-    this.core.wake();
+    const refused = await this.enter(identity);
+    if (refused) return refused;
     const agentId = this.core.store.getMeta("agent_id");
     if (agentId === null) return fail("not_found", `Session ${identity.session_id} not found`);
     return {
@@ -270,7 +276,8 @@ export class SessionObject extends DurableObject<Env> {
 
   /** The transcript of a branch (API.md: GET …/transcript?run_id=). */
   async getTranscript(identity: SessionIdentity, runId: string | null, full = false): Promise<Result<{ messages: TranscriptMessage[] }>> {
-    if (!this.core.store.isInitialized()) await this.core.rebuild(identity);
+    const refused = await this.enter(identity, { wake: false });
+    if (refused) return refused;
     if (this.core.store.getMeta("agent_id") === null) return fail("not_found", `Session ${identity.session_id} not found`);
     // The head branch (what the next plain turn continues), or the branch that ends at `runId`.
     const target = runId === null ? this.core.store.listRuns().at(-1) : this.core.store.getRun(runId);
@@ -280,40 +287,66 @@ export class SessionObject extends DurableObject<Env> {
 
   /** Cancels the session's run and removes all of its data, here and in D1. */
   async deleteSession(identity: SessionIdentity): Promise<Result<object>> {
-    if (!this.core.store.isInitialized()) await this.core.rebuild(identity);
+    const refused = await this.enter(identity, { wake: false });
+    if (refused) return refused;
     if (this.core.store.getMeta("agent_id") === null) return fail("not_found", `Session ${identity.session_id} not found`);
-    if (this.core.deleting) return fail("session_busy", `Session ${identity.session_id} is being deleted`, { session_id: identity.session_id });
-    // From here until the storage is gone, no new run starts (busyFailure): one that did would
-    // be mirrored to D1 after its rows were deleted and brought back by the queue.
-    this.core.deleting = true;
-    try {
-      const active = this.core.store.activeRun();
-      if (active) {
-        await this.core.settled(active.id);
-        this.core.drivers.get(active.id)?.abort();
-        await this.core.finish(this.core.store.getRun(active.id) ?? active, "cancelled", {}, { reason: "session deleted" });
-      }
-      await this.core.flushing;
-      this.core.store.clearOutbox();
-      const statements = deleteSessionRows(identity.tenant, identity.session_id);
-      await this.env.DB.batch(statements.map((s) => this.env.DB.prepare(s.sql).bind(...s.params)));
-      // Before the object's storage goes: a failed R2 call leaves the session deletable again.
-      await deleteSessionMedia(this.env.MEDIA, identity);
-      this.core.drivers.clear();
-      this.core.nextSeqValue = null;
-      this.core.events.reset();
-      this.core.sockets.closeAll(1000, "session deleted");
-      await this.ctx.storage.deleteAlarm();
-      await this.ctx.storage.deleteAll();
-      return { ok: true };
-    } finally {
-      this.core.deleting = false;
+    if (this.core.runs.isDeleting()) return fail("session_busy", `Session ${identity.session_id} is being deleted`, { session_id: identity.session_id });
+    await this.core.runs.deleteWith(() => this.erase(identity));
+    return { ok: true };
+  }
+
+  /**
+   * The steps of a delete, run under the tombstone (run-supervisor.ts): from its first instant
+   * no new run starts (busyFailure), since one would be mirrored to D1 after its rows were
+   * deleted and brought back by the queue. Every step may run again after an eviction.
+   */
+  private async erase(identity: SessionIdentity): Promise<void> {
+    const active = this.core.store.activeRun();
+    if (active) {
+      await this.core.settled(active.id);
+      this.core.runs.abort(active.id);
+      await this.core.finish(this.core.store.getRun(active.id) ?? active, "cancelled", {}, { reason: "session deleted" });
     }
+    await this.core.flushing;
+    this.core.store.clearOutbox();
+    const statements = deleteSessionRows(identity.tenant, identity.session_id);
+    await this.env.DB.batch(statements.map((s) => this.env.DB.prepare(s.sql).bind(...s.params)));
+    // Before the object's storage goes: a failed R2 call leaves the tombstone, and the next entry tries again.
+    await deleteSessionMedia(this.env.MEDIA, identity);
+    this.core.runs.abortAll();
+    this.core.nextSeqValue = null;
+    this.core.events.reset();
+    this.core.sockets.closeAll(1000, "session deleted");
+    await this.ctx.storage.deleteAlarm();
+    await this.ctx.storage.deleteAll();
+  }
+
+  /**
+   * The one way into the object (every RPC method, the socket handlers, the alarm): finishes a
+   * delete that an evicted instance left half done (or refuses while it cannot), rebuilds a
+   * session whose storage is empty from D1, refuses new `work` while a delete is in progress,
+   * and (`wake`, the default) resumes a running run that no loop drives.
+   */
+  private async enter(identity: SessionIdentity, entry: { work?: boolean; wake?: boolean } = {}): Promise<Refusal | null> {
+    if (this.core.runs.hasOrphanTombstone()) {
+      try {
+        await this.core.runs.deleteWith(() => this.erase(identity));
+        log({ event: "session_delete_resumed", session_id: identity.session_id });
+      } catch (error) {
+        log({ event: "session_delete_failed", session_id: identity.session_id, message: error instanceof Error ? error.message : String(error) });
+        return deletingFailure(identity);
+      }
+    }
+    if (!this.core.store.isInitialized()) await this.core.rebuild(identity);
+    if (entry.work && this.core.runs.isDeleting()) return deletingFailure(identity);
+    if (entry.wake !== false) this.core.wake();
+    return null;
   }
 
   /** A run's stored events after `after` (API.md, Events of a run). */
   async readEvents(identity: SessionIdentity, runId: string, after: number): Promise<Result<{ events: RunEvent[] }>> {
-    if (!this.core.store.isInitialized()) await this.core.rebuild(identity);
+    const refused = await this.enter(identity, { wake: false });
+    if (refused) return refused;
     if (!this.core.store.getRun(runId)) return fail("not_found", `Run ${runId} not found`);
     return { ok: true, events: await this.core.events.readAll(identity, runId, after) };
   }
@@ -323,8 +356,8 @@ export class SessionObject extends DurableObject<Env> {
    * stretch ends (event-stream.ts); a stretch that has ended closes after the replay.
    */
   async watchEvents(identity: SessionIdentity, runId: string, after: number): Promise<Result<{ stream: ReadableStream<Uint8Array> }>> {
-    if (!this.core.store.isInitialized()) await this.core.rebuild(identity);
-    this.core.wake();
+    const refused = await this.enter(identity);
+    if (refused) return refused;
     if (!this.core.store.getRun(runId)) return fail("not_found", `Run ${runId} not found`);
     return { ok: true, stream: this.core.replayOf(identity, runId, after) };
   }
@@ -334,8 +367,8 @@ export class SessionObject extends DurableObject<Env> {
   override async fetch(request: Request): Promise<Response> {
     const identity = upgradeIdentity(request);
     if (!identity) return new Response("Expected a WebSocket upgrade", { status: 426 });
-    if (!this.core.store.isInitialized()) await this.core.rebuild(identity);
-    this.core.wake();
+    const refused = await this.enter(identity);
+    if (refused) return Response.json({ error: refused.error }, { status: 409 });
     return this.core.sockets.accept(identity);
   }
 
@@ -343,8 +376,7 @@ export class SessionObject extends DurableObject<Env> {
   override async webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
     const identity = this.core.sockets.identityOf(ws);
     if (!identity) return ws.close(1011, "unknown socket");
-    if (!this.core.store.isInitialized()) await this.core.rebuild(identity);
-    this.core.wake();
+    if (await this.enter(identity)) return ws.close(1011, "session is being deleted");
     await this.core.sockets.receive(ws, message, (after) => this.core.events.read(identity, null, after));
   }
 
@@ -363,6 +395,10 @@ export class SessionObject extends DurableObject<Env> {
    */
   override async alarm(): Promise<void> {
     try {
+      // The alarm has no caller: it acts for the session its storage names, if it has one.
+      const identity = this.core.storedIdentity();
+      if (!identity) return;
+      if (await this.enter(identity, { work: true, wake: false })) return;
       if (!this.core.store.isInitialized()) return;
       for (const timer of this.core.timers.takeDue()) {
         if (timer === "outbox") await this.core.flush();

@@ -5,3 +5,4 @@
  */
 export { isActive, renderRun, type InputPart, type Run, type RunRecord, type RunStatus } from "./run-record";
 export { runMessageSchema, type RunMessage } from "./run-message";
+export { CorruptRunRecordError, parseRunRecord } from "./run-record-schema";

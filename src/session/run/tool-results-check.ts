@@ -1,4 +1,4 @@
-import type { FieldError } from "../../api/errors";
+import type { FieldError } from "../../core/errors";
 import type { ToolResultInput } from "../object/protocol";
 import type { RequiredAction } from "./run-record";
 

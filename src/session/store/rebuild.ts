@@ -1,6 +1,6 @@
 import type { Block, Role } from "../../core/messages";
-import type { RunRecord } from "../run/run-record";
 import type { SessionStore } from "./session-store";
+import { parseRunRecord } from "../run/run-record-schema";
 import { parseStored } from "../../core/json-depth";
 
 /** A rebuilt object starts this far above the highest seq D1 knows of (the mirror may lag the lost object). */
@@ -41,7 +41,7 @@ export async function rebuildFromMirror(store: SessionStore, db: D1Database, ten
     store.setMeta("events_floor", String(storedSeq));
     store.setMeta("events_mirrored", String(storedSeq));
     for (const row of (runs?.results ?? []) as { body: string }[]) {
-      const run = parseStored<RunRecord>(row.body);
+      const run = parseRunRecord(row.body, "D1 rebuild");
       store.putRun(run);
       // Its opening events, if it had them, are in D1 below the floor: a resume does not repeat them.
       store.markOpened(run.id);

@@ -1,6 +1,7 @@
 import type { Block, Message, Role } from "../../core/messages";
 import type { RunEvent, RunEventType } from "../stream/events";
 import { ACTIVE_STATUSES, type RunRecord, type RunStatus } from "../run/run-record";
+import { parseRunRecord } from "../run/run-record-schema";
 import { parseStored } from "../../core/json-depth";
 
 /** One statement for the D1 mirror, kept in the outbox until D1 has it. */
@@ -314,7 +315,7 @@ export function eventOfRow(sessionId: string, row: EventRow): RunEvent {
   };
 }
 
-/** Run bodies are written only by this module from a RunRecord. */
+/** Run bodies are written by this module from a RunRecord, and checked when read back (run-record-schema.ts). */
 function parseRun(body: string): RunRecord {
-  return parseStored<RunRecord>(body);
+  return parseRunRecord(body, "object storage");
 }

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { fieldsOf } from "../../api/errors";
+import { fieldsOf } from "../../core/errors";
 import type { SessionFailure } from "../object/protocol";
 
 /** The exact texts of API.md's keep-alive: answered by the runtime, without waking the object. */
