@@ -63,12 +63,15 @@ const metrics = z.object({
 
 export const metricsSchema = metrics.openapi("Metrics");
 
+/** Where a run is in its life (API.md, Runs). */
+export const runStatusSchema = z.enum(["pending", "running", "paused", "completed", "cancelled", "error"]);
+
 export const runSchema = z
   .object({
     id: z.string(),
     agent_id: z.string(),
     session_id: z.string(),
-    status: z.enum(["pending", "running", "paused", "completed", "cancelled", "error"]),
+    status: runStatusSchema,
     input: z.array(z.record(z.string(), z.unknown())),
     output: z.unknown(),
     error: z
