@@ -144,3 +144,13 @@ describe("GET /openapi.json for client generators", () => {
     expect(accepted.properties.status.enum).toEqual(["pending", "running", "paused", "completed", "cancelled", "error"]);
   });
 });
+
+describe("GET /openapi.json counts", () => {
+  it("types token counts and call counts as integers", async () => {
+    const document = await (await api("/openapi.json", {}, null)).json<{ components: { schemas: Record<string, { properties: Record<string, { type?: string }> }> } }>();
+    const metrics = document.components.schemas.Metrics?.properties ?? {};
+    for (const field of ["input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "reasoning_tokens", "total_tokens", "model_calls", "tool_calls", "retries"]) {
+      expect(metrics[field]?.type, field).toBe("integer");
+    }
+  });
+});

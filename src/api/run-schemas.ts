@@ -47,16 +47,16 @@ export const continueRunBody = z
   .openapi("ContinueRun");
 
 const metrics = z.object({
-  input_tokens: z.number(),
-  output_tokens: z.number(),
-  cache_read_tokens: z.number(),
-  cache_write_tokens: z.number(),
-  reasoning_tokens: z.number(),
-  total_tokens: z.number(),
+  input_tokens: z.number().int(),
+  output_tokens: z.number().int(),
+  cache_read_tokens: z.number().int(),
+  cache_write_tokens: z.number().int(),
+  reasoning_tokens: z.number().int(),
+  total_tokens: z.number().int(),
   cost_usd: z.number().nullable(),
-  model_calls: z.number(),
-  tool_calls: z.number(),
-  retries: z.number(),
+  model_calls: z.number().int(),
+  tool_calls: z.number().int(),
+  retries: z.number().int(),
   duration_ms: z.number(),
   time_to_first_token_ms: z.number().nullable(),
 });

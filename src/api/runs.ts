@@ -124,11 +124,11 @@ const checkpointSchema = z
   .object({
     id: z.string(),
     run_id: z.string(),
-    step: z.number(),
+    step: z.number().int(),
     after: z.enum(["tool_result", "end"]),
     tool_call_id: z.string().nullable(),
     tool_name: z.string().nullable(),
-    message_index: z.number(),
+    message_index: z.number().int(),
     created_at: z.string(),
   })
   .openapi("Checkpoint");

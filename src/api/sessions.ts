@@ -19,7 +19,7 @@ const sessionSchema = z
     agent_id: z.string(),
     active_run_id: z.string().nullable(),
     head_run_id: z.string().nullable(),
-    run_count: z.number(),
+    run_count: z.number().int(),
     metrics: metricsSchema,
     created_at: z.string(),
     updated_at: z.string(),
@@ -106,7 +106,7 @@ const compactRoute = createRoute({
       description: "The compaction (summary null and 0 messages when there was too little to compact)",
       content: {
         "application/json": {
-          schema: z.object({ summary: z.string().nullable(), compacted_messages: z.number(), tokens_before: z.number(), tokens_after: z.number() }),
+          schema: z.object({ summary: z.string().nullable(), compacted_messages: z.number().int(), tokens_before: z.number().int(), tokens_after: z.number().int() }),
         },
       },
     },
