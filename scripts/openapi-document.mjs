@@ -27,3 +27,9 @@ const text = await documentText();
 JSON.parse(text);
 writeFileSync(join(root, "dist", "openapi.json"), `${JSON.stringify(JSON.parse(text), null, 2)}\n`);
 console.log("wrote dist/openapi.json");
+
+if (process.argv.includes("--write-docs")) {
+  const { renderApiReference } = await import("./api-reference.mjs");
+  writeFileSync(join(root, "docs", "api.md"), renderApiReference(JSON.parse(text)));
+  console.log("wrote docs/api.md");
+}
