@@ -154,3 +154,25 @@ describe("GET /openapi.json counts", () => {
     }
   });
 });
+
+describe("GET /openapi.json examples", () => {
+  it("has examples that validate against the schema they illustrate", async () => {
+    const { Validator } = await import("@cfworker/json-schema");
+    const document = await (await api("/openapi.json", {}, null)).json<Record<string, unknown>>();
+    const found: { at: string; schema: Record<string, unknown>; example: unknown }[] = [];
+    const walk = (node: unknown, at: string) => {
+      if (Array.isArray(node)) node.forEach((item, index) => walk(item, `${at}/${index}`));
+      else if (node && typeof node === "object") {
+        const { example, ...schema } = node as Record<string, unknown>;
+        if ("example" in node) found.push({ at, schema, example });
+        for (const [key, value] of Object.entries(node)) walk(value, `${at}/${key}`);
+      }
+    };
+    walk(document, "#");
+    expect(found.length).toBeGreaterThan(5);
+    for (const { at, schema, example } of found) {
+      const result = new Validator(schema as never, "2020-12", false).validate(example);
+      expect(result.errors, at).toEqual([]);
+    }
+  });
+});
