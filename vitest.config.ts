@@ -1,5 +1,8 @@
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
+import { copyDocsViewer } from "./scripts/copy-docs-viewer.mjs";
+
+copyDocsViewer();
 
 export default defineConfig({
   plugins: [

@@ -11,6 +11,8 @@ export interface Env extends ProviderEnv {
   MEDIA: R2Bucket;
   /** Background runs (`{ tenant, session_id, run_id }` messages). */
   RUNS: Queue<RunMessage>;
+  /** Static assets (wrangler.toml `[assets]`): the pinned /docs viewer. */
+  ASSETS: Fetcher;
   ENVIRONMENT?: string;
   /** Seconds after which a pending run whose queue message never came is started anyway. */
   QUEUE_FALLBACK_SECONDS?: string;

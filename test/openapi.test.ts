@@ -86,3 +86,93 @@ describe("pages outside /v1", () => {
     expect(links).toEqual(["/favicon.ico", "/playground/console.css", "/playground/console.js", "/docs"]);
   });
 });
+
+type FullOperation = {
+  operationId?: string;
+  summary?: string;
+  parameters?: { name: string; in: string }[];
+  responses: Record<string, { headers?: Record<string, unknown>; content?: Record<string, { schema: Record<string, unknown> }> }>;
+};
+type FullDocument = {
+  servers?: { url: string }[];
+  paths: Record<string, Record<string, FullOperation>>;
+  components: { schemas: Record<string, { properties?: Record<string, { properties?: Record<string, { enum?: string[] }> }> }> };
+};
+
+describe("GET /openapi.json for client generators", () => {
+  const operations = async () => {
+    const document = await (await api("/openapi.json", {}, null)).json<FullDocument>();
+    return {
+      document,
+      list: Object.entries(document.paths).flatMap(([path, ops]) => Object.entries(ops).map(([method, operation]) => ({ path, method, operation }))),
+    };
+  };
+
+  it("names the server and gives every operation a unique operationId and a summary", async () => {
+    const { document, list } = await operations();
+    expect(document.servers).toEqual([{ url: "/", description: "This Worker" }]);
+    for (const { path, method, operation } of list) {
+      expect(operation.operationId, `${method} ${path}`).toMatch(/^[a-z][A-Za-z]+$/);
+      expect(operation.summary, `${method} ${path}`).toBeTruthy();
+    }
+    expect(new Set(list.map(({ operation }) => operation.operationId)).size).toBe(list.length);
+  });
+
+  it("documents 500 and 429 with Retry-After everywhere, 413 on bodies, and no 409 on reads", async () => {
+    const { list } = await operations();
+    for (const { path, method, operation } of list.filter(({ path }) => path.startsWith("/v1/"))) {
+      expect(Object.keys(operation.responses), `${method} ${path}`).toEqual(expect.arrayContaining(["401", "429", "500"]));
+      expect(operation.responses["429"]?.headers, `${method} ${path}`).toHaveProperty("Retry-After");
+      if (method === "get") expect(Object.keys(operation.responses), `${method} ${path}`).not.toContain("409");
+      if (method === "post" && path !== "/v1/agents/{agent_id}/runs/{run_id}/cancel" && !path.endsWith("/compact")) {
+        expect(Object.keys(operation.responses), `${method} ${path}`).toContain("413");
+      }
+    }
+  });
+
+  it("declares the Idempotency-Key and Last-Event-ID headers, the error types and a replayed background run's status", async () => {
+    const { document } = await operations();
+    const createRun = document.paths["/v1/agents/{agent_id}/runs"]?.post;
+    expect(createRun?.parameters).toContainEqual(expect.objectContaining({ name: "idempotency-key", in: "header" }));
+    expect(document.paths["/v1/agents"]?.post?.parameters).toContainEqual(expect.objectContaining({ name: "idempotency-key", in: "header" }));
+    const events = document.paths["/v1/agents/{agent_id}/runs/{run_id}/events"]?.get;
+    expect(events?.parameters).toContainEqual(expect.objectContaining({ name: "last-event-id", in: "header" }));
+    expect(document.components.schemas.Error?.properties?.error?.properties?.type?.enum).toEqual(
+      expect.arrayContaining(["invalid_request", "session_busy", "payload_too_large", "internal"]),
+    );
+    const accepted = createRun?.responses["202"]?.content?.["application/json"]?.schema as { properties: { status: { enum: string[] } } };
+    expect(accepted.properties.status.enum).toEqual(["pending", "running", "paused", "completed", "cancelled", "error"]);
+  });
+});
+
+describe("GET /openapi.json counts", () => {
+  it("types token counts and call counts as integers", async () => {
+    const document = await (await api("/openapi.json", {}, null)).json<{ components: { schemas: Record<string, { properties: Record<string, { type?: string }> }> } }>();
+    const metrics = document.components.schemas.Metrics?.properties ?? {};
+    for (const field of ["input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "reasoning_tokens", "total_tokens", "model_calls", "tool_calls", "retries"]) {
+      expect(metrics[field]?.type, field).toBe("integer");
+    }
+  });
+});
+
+describe("GET /openapi.json examples", () => {
+  it("has examples that validate against the schema they illustrate", async () => {
+    const { Validator } = await import("@cfworker/json-schema");
+    const document = await (await api("/openapi.json", {}, null)).json<Record<string, unknown>>();
+    const found: { at: string; schema: Record<string, unknown>; example: unknown }[] = [];
+    const walk = (node: unknown, at: string) => {
+      if (Array.isArray(node)) node.forEach((item, index) => walk(item, `${at}/${index}`));
+      else if (node && typeof node === "object") {
+        const { example, ...schema } = node as Record<string, unknown>;
+        if ("example" in node) found.push({ at, schema, example });
+        for (const [key, value] of Object.entries(node)) walk(value, `${at}/${key}`);
+      }
+    };
+    walk(document, "#");
+    expect(found.length).toBeGreaterThan(5);
+    for (const { at, schema, example } of found) {
+      const result = new Validator(schema as never, "2020-12", false).validate(example);
+      expect(result.errors, at).toEqual([]);
+    }
+  });
+});

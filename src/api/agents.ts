@@ -11,10 +11,10 @@ import type { Agent, AgentDefinition, CheckEnv } from "../agents";
 import { newId, nowIso } from "../core/ids";
 import { deleteAgent, findAgent, insertAgent, listAgents, updateAgent } from "../db/agents";
 import { assertCredentialUsable } from "./agent-credential";
-import { idempotentCreate } from "./idempotency";
+import { idempotentCreate, idempotencyKeyHeaders } from "./idempotency";
 import { ApiError, assertNoProblems, fieldsOf, invalidFields, notFound } from "./errors";
 import { decodeCursor, listQuery, listSchema, page } from "./pagination";
-import { authErrors, errorResponses } from "./responses";
+import { authErrors, bodyErrors, errorResponses } from "./responses";
 import { bearerSecurity, newRouter } from "./router";
 
 const agentDoc = agentSchema.openapi("Agent");
@@ -23,21 +23,22 @@ const common = { tags: ["agents"], security: bearerSecurity };
 const json = <T extends z.ZodType>(schema: T) => ({ "application/json": { schema } });
 
 const createAgentRoute = createRoute({
+  operationId: "createAgent",
   ...common,
   method: "post",
   path: "/agents",
   summary: "Create an agent",
-  request: { body: { required: true, content: json(agentCreateSchema.openapi("AgentCreate")) } },
+  request: { headers: idempotencyKeyHeaders, body: { required: true, content: json(agentCreateSchema.openapi("AgentCreate")) } },
   responses: {
     201: { description: "The agent, defaults filled, version 1", content: json(agentDoc) },
-    400: errorResponses[400],
     404: errorResponses[404],
     409: errorResponses[409],
-    ...authErrors,
+    ...bodyErrors,
   },
 });
 
 const listAgentsRoute = createRoute({
+  operationId: "listAgents",
   ...common,
   method: "get",
   path: "/agents",
@@ -47,6 +48,7 @@ const listAgentsRoute = createRoute({
 });
 
 const getAgentRoute = createRoute({
+  operationId: "getAgent",
   ...common,
   method: "get",
   path: "/agents/{agent_id}",
@@ -56,6 +58,7 @@ const getAgentRoute = createRoute({
 });
 
 const patchAgentRoute = createRoute({
+  operationId: "updateAgent",
   ...common,
   method: "patch",
   path: "/agents/{agent_id}",
@@ -66,13 +69,13 @@ const patchAgentRoute = createRoute({
   },
   responses: {
     200: { description: "The agent after the change", content: json(agentDoc) },
-    400: errorResponses[400],
     404: errorResponses[404],
-    ...authErrors,
+    ...bodyErrors,
   },
 });
 
 const deleteAgentRoute = createRoute({
+  operationId: "deleteAgent",
   ...common,
   method: "delete",
   path: "/agents/{agent_id}",

@@ -55,6 +55,8 @@ export function createApp() {
   app.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", { type: "http", scheme: "bearer" });
   app.doc31("/openapi.json", {
     openapi: "3.1.0",
+    // Relative: the Worker that serves this document (`npm start`, a deployment) is the server.
+    servers: [{ url: "/", description: "This Worker" }],
     info: { title: "Agentry API", version: "1", description: "Durable AI agent sessions on Cloudflare Workers." },
   });
 

@@ -7,9 +7,9 @@ import { extraHeadersSchema } from "../credentials/headers";
 import { agentsUsingCredential, deleteUnusedCredential, findCredentialRow, insertCredential, listCredentials } from "../db/credentials";
 import { checkOutboundUrl } from "../tools/url-guard";
 import { ApiError, invalidFields, notFound } from "./errors";
-import { idempotentCreate } from "./idempotency";
+import { idempotentCreate, idempotencyKeyHeaders } from "./idempotency";
 import { decodeCursor, listSchema, page, pageQuery } from "./pagination";
-import { authErrors, errorResponses } from "./responses";
+import { authErrors, bodyErrors, errorResponses } from "./responses";
 import { bearerSecurity, newRouter } from "./router";
 
 const credentialCreateSchema = z
@@ -42,21 +42,22 @@ const common = { tags: ["credentials"], security: bearerSecurity };
 const json = <T extends z.ZodType>(schema: T) => ({ "application/json": { schema } });
 
 const createCredentialRoute = createRoute({
+  operationId: "createCredential",
   ...common,
   method: "post",
   path: "/credentials",
   summary: "Store a provider credential (its key and header values are encrypted, never returned)",
-  request: { body: { required: true, content: json(credentialCreateSchema) } },
+  request: { headers: idempotencyKeyHeaders, body: { required: true, content: json(credentialCreateSchema) } },
   responses: {
     201: { description: "The credential, without its key or header values", content: json(credentialSchema) },
-    400: errorResponses[400],
     409: errorResponses[409],
-    500: { content: errorResponses[400].content, description: "The operator has not set a valid CREDENTIALS_KEY; nothing was stored" },
-    ...authErrors,
+    ...bodyErrors,
+    500: { content: errorResponses[500].content, description: "The operator has not set a valid CREDENTIALS_KEY; nothing was stored" },
   },
 });
 
 const listCredentialsRoute = createRoute({
+  operationId: "listCredentials",
   ...common,
   method: "get",
   path: "/credentials",
@@ -66,6 +67,7 @@ const listCredentialsRoute = createRoute({
 });
 
 const getCredentialRoute = createRoute({
+  operationId: "getCredential",
   ...common,
   method: "get",
   path: "/credentials/{id}",
@@ -75,6 +77,7 @@ const getCredentialRoute = createRoute({
 });
 
 const deleteCredentialRoute = createRoute({
+  operationId: "deleteCredential",
   ...common,
   method: "delete",
   path: "/credentials/{id}",

@@ -27,6 +27,7 @@ export const eventSchema = z
   .openapi("Event");
 
 const eventsRoute = createRoute({
+  operationId: "listRunEvents",
   method: "get",
   path: "/agents/{agent_id}/runs/{run_id}/events",
   tags: ["runs"],
@@ -41,6 +42,11 @@ const eventsRoute = createRoute({
     query: z.strictObject({
       after: z.coerce.number().int().min(0).optional(),
       token: z.string().optional().openapi({ description: "The bearer token, for EventSource (which cannot set headers)" }),
+    }),
+    headers: z.object({
+      "last-event-id": z.string().optional().openapi({
+        description: "The last seq the client saw (EventSource sends it on reconnect); wins over `after` and asks for SSE",
+      }),
     }),
   },
   responses: {

@@ -1,8 +1,11 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { BUILD_VERSION } from "../core/version";
+import { authErrors } from "./responses";
 import { bearerSecurity, newRouter } from "./router";
 
 const health = createRoute({
+  operationId: "getHealth",
+  summary: "Check the Worker and its bindings",
   method: "get",
   path: "/health",
   tags: ["health"],
@@ -16,6 +19,7 @@ const health = createRoute({
         },
       },
     },
+    ...authErrors,
   },
 });
 

@@ -1,4 +1,5 @@
 import type { Context } from "hono";
+import { z as openapiZ } from "@hono/zod-openapi";
 import { z } from "zod";
 import { nowIso } from "../core/ids";
 import { hashToken } from "./auth";
@@ -9,6 +10,18 @@ import { parseStored } from "../core/json-depth";
 /** API.md: the same key with the same body within 24 hours returns the first answer again. */
 const KEY_LIFETIME_MS = 24 * 60 * 60 * 1000;
 const keyHeader = z.string().min(1).max(255);
+
+/**
+ * The `Idempotency-Key` request header, for the OpenAPI document only: `keyOf` checks it, so the
+ * schema itself never rejects (its 400 names `headers.idempotency-key` the same way everywhere).
+ */
+export const idempotencyKeyHeaders = openapiZ.object({
+  "idempotency-key": openapiZ.string().optional().openapi({
+    minLength: 1,
+    maxLength: 255,
+    description: "Retrying with the same key and body within 24 hours answers the first answer again; another body answers 409 idempotency_conflict",
+  }),
+});
 
 type Claim = { replay: boolean; result: unknown };
 

@@ -4,9 +4,9 @@ import { deleteKey, insertKey, listKeys } from "../db/keys";
 import type { KeyRow } from "../db/keys";
 import { hashToken, requireAdmin } from "./auth";
 import { ApiError, notFound } from "./errors";
-import { idempotentCreate } from "./idempotency";
+import { idempotentCreate, idempotencyKeyHeaders } from "./idempotency";
 import { decodeCursor, listQuery, listSchema, page } from "./pagination";
-import { authErrors, errorResponses } from "./responses";
+import { authErrors, bodyErrors, errorResponses } from "./responses";
 import { bearerSecurity, newRouter } from "./router";
 import { encodeBase64Url } from "../core/base64";
 
@@ -32,21 +32,22 @@ const keyIdParams = z.object({ id: z.string().openapi({ param: { name: "id", in:
 const adminOnly = { middleware: [requireAdmin], tags: ["keys"], security: bearerSecurity };
 
 const createKey = createRoute({
+  operationId: "createKey",
   ...adminOnly,
   method: "post",
   path: "/keys",
   summary: "Create a tenant API key (admin only)",
-  request: { body: { required: true, content: { "application/json": { schema: keyCreateSchema } } } },
+  request: { headers: idempotencyKeyHeaders, body: { required: true, content: { "application/json": { schema: keyCreateSchema } } } },
   responses: {
     201: { description: "The key; `key` is shown only here", content: { "application/json": { schema: createdKeySchema } } },
-    400: errorResponses[400],
     403: errorResponses[403],
     409: errorResponses[409],
-    ...authErrors,
+    ...bodyErrors,
   },
 });
 
 const listKeysRoute = createRoute({
+  operationId: "listKeys",
   ...adminOnly,
   method: "get",
   path: "/keys",
@@ -61,6 +62,7 @@ const listKeysRoute = createRoute({
 });
 
 const deleteKeyRoute = createRoute({
+  operationId: "deleteKey",
   ...adminOnly,
   method: "delete",
   path: "/keys/{id}",

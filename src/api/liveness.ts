@@ -3,6 +3,7 @@ import { BUILD_VERSION } from "../core/version";
 import { newRouter } from "./router";
 
 const liveness = createRoute({
+  operationId: "getLiveness",
   method: "get",
   path: "/health",
   tags: ["health"],

@@ -1,10 +1,11 @@
 import { z } from "@hono/zod-openapi";
+import { API_ERROR_TYPES } from "./errors";
 
 /** API.md's error body, for the OpenAPI document. */
 export const errorSchema = z
   .object({
     error: z.object({
-      type: z.string().openapi({ example: "invalid_request" }),
+      type: z.enum(API_ERROR_TYPES).openapi({ example: "invalid_request" }),
       message: z.string(),
       details: z.record(z.string(), z.unknown()),
     }),
@@ -23,9 +24,17 @@ export const errorResponses = {
   403: errorResponse("A tenant token on an admin route"),
   404: errorResponse("Unknown, deleted or another tenant's"),
   409: errorResponse("Already exists"),
-  429: errorResponse("Over the token's request rate; see Retry-After"),
+  413: errorResponse("The request body is over 25 MB (type payload_too_large)"),
+  429: {
+    ...errorResponse("Over the token's request rate"),
+    headers: { "Retry-After": { description: "Seconds to wait before the next request", schema: { type: "integer" as const, minimum: 0 } } },
+  },
+  500: errorResponse("An unexpected error (type internal); nothing secret is in the body"),
   502: errorResponse("A model call Agentry made for the request failed (type provider_error)"),
 };
 
 /** The errors every /v1 route can answer. */
-export const authErrors = { 401: errorResponses[401], 429: errorResponses[429] };
+export const authErrors = { 401: errorResponses[401], 429: errorResponses[429], 500: errorResponses[500] };
+
+/** The errors of every /v1 route that takes a request body: the auth errors, 400 and 413. */
+export const bodyErrors = { ...authErrors, 400: errorResponses[400], 413: errorResponses[413] };

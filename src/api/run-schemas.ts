@@ -47,28 +47,31 @@ export const continueRunBody = z
   .openapi("ContinueRun");
 
 const metrics = z.object({
-  input_tokens: z.number(),
-  output_tokens: z.number(),
-  cache_read_tokens: z.number(),
-  cache_write_tokens: z.number(),
-  reasoning_tokens: z.number(),
-  total_tokens: z.number(),
+  input_tokens: z.number().int(),
+  output_tokens: z.number().int(),
+  cache_read_tokens: z.number().int(),
+  cache_write_tokens: z.number().int(),
+  reasoning_tokens: z.number().int(),
+  total_tokens: z.number().int(),
   cost_usd: z.number().nullable(),
-  model_calls: z.number(),
-  tool_calls: z.number(),
-  retries: z.number(),
+  model_calls: z.number().int(),
+  tool_calls: z.number().int(),
+  retries: z.number().int(),
   duration_ms: z.number(),
   time_to_first_token_ms: z.number().nullable(),
 });
 
 export const metricsSchema = metrics.openapi("Metrics");
 
+/** Where a run is in its life (API.md, Runs). */
+export const runStatusSchema = z.enum(["pending", "running", "paused", "completed", "cancelled", "error"]);
+
 export const runSchema = z
   .object({
     id: z.string(),
     agent_id: z.string(),
     session_id: z.string(),
-    status: z.enum(["pending", "running", "paused", "completed", "cancelled", "error"]),
+    status: runStatusSchema,
     input: z.array(z.record(z.string(), z.unknown())),
     output: z.unknown(),
     error: z

@@ -3,12 +3,12 @@ import { CLIENT_ID, newId } from "../core/ids";
 import { listRuns, ownedRun } from "../db/runs";
 import { parseInput, resolveInput } from "../media";
 import { isActive, renderRun, type RunAnswer } from "../session";
-import { idempotentPlan } from "./idempotency";
+import { idempotentPlan, idempotencyKeyHeaders } from "./idempotency";
 import { runOutputSchema } from "./run-output-schema";
 import { decodeCursor, listQuery, listSchema, page } from "./pagination";
-import { authErrors, errorResponses } from "./responses";
+import { authErrors, bodyErrors, errorResponses } from "./responses";
 import { bearerSecurity, newRouter } from "./router";
-import { continueRunBody, createRunBody, runSchema } from "./run-schemas";
+import { continueRunBody, createRunBody, runSchema, runStatusSchema } from "./run-schemas";
 import { startWithMedia } from "./run-input";
 import { runnableAgent } from "./runnable-agent";
 import { assertStorable } from "./stored-limits";
@@ -21,7 +21,9 @@ const runPlan = z.object({ session_id: z.string(), run_id: z.string() });
 
 const agentParams = z.object({ agent_id: z.string().regex(CLIENT_ID, "not a valid agent id") });
 const runParams = agentParams.extend({ run_id: z.string().regex(CLIENT_ID, "not a valid run id") });
-const errors = { 400: errorResponses[400], 404: errorResponses[404], ...authErrors, 409: { ...errorResponses[409], description: "Session busy, or run not continuable" } };
+const errors = { 400: errorResponses[400], 404: errorResponses[404], ...authErrors };
+/** The errors of the routes that start a run: a body, and a busy session or a run that cannot continue. */
+const startErrors = { ...errors, ...bodyErrors, 409: { ...errorResponses[409], description: "Session busy, run not continuable, or an Idempotency-Key reused with another body" } };
 const runOrStream = {
   description: "The Run once it has stopped, or (stream: true) an SSE stream of its events",
   content: { "application/json": { schema: runSchema }, "text/event-stream": { schema: z.string() } },
@@ -45,23 +47,27 @@ function respond(answer: RunAnswer, body: { background: boolean; stream: boolean
 }
 
 const createRun = createRoute({
+  operationId: "createRun",
   method: "post",
   path: "/agents/{agent_id}/runs",
   tags: ["runs"],
   summary: "Run one turn of an agent",
   security: bearerSecurity,
-  request: { params: agentParams, body: { required: true, content: { "application/json": { schema: createRunBody } } } },
+  request: { headers: idempotencyKeyHeaders, params: agentParams, body: { required: true, content: { "application/json": { schema: createRunBody } } } },
   responses: {
     200: runOrStream,
     202: {
-      description: "background: true — accepted, executed from the queue",
-      content: { "application/json": { schema: z.object({ run_id: z.string(), session_id: z.string(), status: z.literal("pending") }) } },
+      description:
+        "background: true — accepted, executed from the queue (`pending`); a retry with the same Idempotency-Key answers 202 again with the run's current status",
+      content: { "application/json": { schema: z.object({ run_id: z.string(), session_id: z.string(), status: runStatusSchema }) } },
     },
-    ...errors,
+    ...startErrors,
   },
 });
 
 const getRun = createRoute({
+  operationId: "getRun",
+  summary: "Read a run, optionally waiting for it to stop",
   method: "get",
   path: "/agents/{agent_id}/runs/{run_id}",
   tags: ["runs"],
@@ -76,6 +82,8 @@ const getRun = createRoute({
 });
 
 const listRunsRoute = createRoute({
+  operationId: "listRuns",
+  summary: "List an agent's runs, newest first",
   method: "get",
   path: "/agents/{agent_id}/runs",
   tags: ["runs"],
@@ -91,6 +99,8 @@ const listRunsRoute = createRoute({
 });
 
 const cancelRun = createRoute({
+  operationId: "cancelRun",
+  summary: "Cancel a run",
   method: "post",
   path: "/agents/{agent_id}/runs/{run_id}/cancel",
   tags: ["runs"],
@@ -100,29 +110,31 @@ const cancelRun = createRoute({
 });
 
 const continueRun = createRoute({
+  operationId: "continueRun",
   method: "post",
   path: "/agents/{agent_id}/runs/{run_id}/continue",
   tags: ["runs"],
   summary: "Resume a paused run with tool results, or branch a finished run from a checkpoint or its last user message",
   security: bearerSecurity,
   request: { params: runParams, body: { required: true, content: { "application/json": { schema: continueRunBody } } } },
-  responses: { 200: runOrStream, ...errors },
+  responses: { 200: runOrStream, ...startErrors },
 });
 
 const checkpointSchema = z
   .object({
     id: z.string(),
     run_id: z.string(),
-    step: z.number(),
+    step: z.number().int(),
     after: z.enum(["tool_result", "end"]),
     tool_call_id: z.string().nullable(),
     tool_name: z.string().nullable(),
-    message_index: z.number(),
+    message_index: z.number().int(),
     created_at: z.string(),
   })
   .openapi("Checkpoint");
 
 const checkpointsRoute = createRoute({
+  operationId: "listCheckpoints",
   method: "get",
   path: "/agents/{agent_id}/runs/{run_id}/checkpoints",
   tags: ["runs"],

@@ -8,6 +8,7 @@ import { bearerSecurity, newRouter } from "./router";
 import { callSession } from "./session-client";
 
 const socketRoute = createRoute({
+  operationId: "connectSessionSocket",
   method: "get",
   path: "/sessions/{session_id}/ws",
   tags: ["sessions"],

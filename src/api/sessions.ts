@@ -19,7 +19,7 @@ const sessionSchema = z
     agent_id: z.string(),
     active_run_id: z.string().nullable(),
     head_run_id: z.string().nullable(),
-    run_count: z.number(),
+    run_count: z.number().int(),
     metrics: metricsSchema,
     created_at: z.string(),
     updated_at: z.string(),
@@ -38,6 +38,8 @@ const messageSchema = z
   .openapi("Message");
 
 const listRoute = createRoute({
+  operationId: "listSessions",
+  summary: "List sessions, newest first",
   method: "get",
   path: "/sessions",
   tags: ["sessions"],
@@ -47,6 +49,8 @@ const listRoute = createRoute({
 });
 
 const getRoute = createRoute({
+  operationId: "getSession",
+  summary: "Read a session",
   method: "get",
   path: "/sessions/{session_id}",
   tags: ["sessions"],
@@ -56,6 +60,7 @@ const getRoute = createRoute({
 });
 
 const transcriptRoute = createRoute({
+  operationId: "getTranscript",
   method: "get",
   path: "/sessions/{session_id}/transcript",
   tags: ["sessions"],
@@ -78,6 +83,7 @@ const transcriptRoute = createRoute({
 });
 
 const deleteRoute = createRoute({
+  operationId: "deleteSession",
   method: "delete",
   path: "/sessions/{session_id}",
   tags: ["sessions"],
@@ -88,6 +94,7 @@ const deleteRoute = createRoute({
 });
 
 const compactRoute = createRoute({
+  operationId: "compactSession",
   method: "post",
   path: "/sessions/{session_id}/compact",
   tags: ["sessions"],
@@ -99,7 +106,7 @@ const compactRoute = createRoute({
       description: "The compaction (summary null and 0 messages when there was too little to compact)",
       content: {
         "application/json": {
-          schema: z.object({ summary: z.string().nullable(), compacted_messages: z.number(), tokens_before: z.number(), tokens_after: z.number() }),
+          schema: z.object({ summary: z.string().nullable(), compacted_messages: z.number().int(), tokens_before: z.number().int(), tokens_after: z.number().int() }),
         },
       },
     },

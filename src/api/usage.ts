@@ -44,6 +44,7 @@ const usageDaySchema = z
   .openapi("UsageDay");
 
 const usage = createRoute({
+  operationId: "getUsage",
   method: "get",
   path: "/usage",
   tags: ["usage"],

@@ -1,19 +1,23 @@
 import type { ZodError } from "zod";
 
-export type ApiErrorType =
-  | "invalid_request"
-  | "unauthorized"
-  | "forbidden"
-  | "not_found"
-  | "already_exists"
-  | "session_busy"
-  | "run_not_continuable"
-  | "idempotency_conflict"
-  | "credential_in_use"
-  | "payload_too_large"
-  | "rate_limited"
-  | "provider_error"
-  | "internal";
+/** Every `error.type` the API answers (API.md, Errors). */
+export const API_ERROR_TYPES = [
+  "invalid_request",
+  "unauthorized",
+  "forbidden",
+  "not_found",
+  "already_exists",
+  "session_busy",
+  "run_not_continuable",
+  "idempotency_conflict",
+  "credential_in_use",
+  "payload_too_large",
+  "rate_limited",
+  "provider_error",
+  "internal",
+] as const;
+
+export type ApiErrorType = (typeof API_ERROR_TYPES)[number];
 
 const statusOf: Record<ApiErrorType, number> = {
   invalid_request: 400,
