@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { objectJsonSchema, TOOL_NAME } from "../../agents";
 import { CLIENT_ID } from "../../core/ids";
 import type { ContentPart } from "../../media";
 import { FILE_TYPES, IMAGE_TYPES, type FileType, type ImageType } from "../../media/limits";
@@ -52,7 +53,18 @@ const inputItem = z.preprocess(
   z.discriminatedUnion("type", [userMessage, functionCallOutput]),
 );
 
-export type InputItem = z.infer<typeof inputItem>;
+export type FunctionCallOutput = z.infer<typeof functionCallOutput>;
+
+/** A client function tool of the request: the run pauses on its calls (an Agentry `client` tool). */
+const functionTool = z.strictObject({
+  type: z.literal("function", "only function tools: the agent's own tools run inside Agentry"),
+  name: z.string().regex(TOOL_NAME, "must match ^[a-zA-Z0-9_-]{1,64}$"),
+  description: z.string().max(4096).nullable().optional(),
+  parameters: objectJsonSchema.nullable().optional(),
+  strict: z.literal(false, "strict function calling is not supported: arguments are not checked against parameters").nullable().optional(),
+});
+
+export type FunctionTool = z.infer<typeof functionTool>;
 
 /**
  * The fields of `POST /v1/responses` that Agentry serves (docs/responses-api.md). Any other
@@ -65,6 +77,7 @@ export const createResponseBody = z
     instructions: z.string().nullable().optional(),
     previous_response_id: z.string().nullable().optional(),
     conversation: z.union([z.string(), z.strictObject({ id: z.string() })]).nullable().optional(),
+    tools: z.array(functionTool).max(128).optional(),
     metadata: z
       .record(z.string().max(64), z.string().max(512))
       .refine((m) => Object.keys(m).length <= 16, "at most 16 keys")

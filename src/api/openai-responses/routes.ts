@@ -1,6 +1,5 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import type { Agent } from "../../agents";
 import { CLIENT_ID } from "../../core/ids";
 import { ownedRun } from "../../db/runs";
 import { currentRun } from "../current-run";
@@ -8,12 +7,14 @@ import { invalidFields } from "../errors";
 import { authErrors } from "../responses";
 import { bearerSecurity, newRouter, type AppEnv } from "../router";
 import { runInput } from "../run-schemas";
-import { unwrap } from "../session-client";
+import { runnableAgent } from "../runnable-agent";
+import { callSession, unwrap } from "../session-client";
 import { startTurn } from "../start-turn";
 import { assertStorable } from "../stored-limits";
 import { openAiErrorSchema } from "./error-schema";
 import { renderResponse } from "./render";
-import { createResponseBody, turnInput, type CreateResponseBody } from "./request";
+import { createResponseBody, turnInput, type CreateResponseBody, type FunctionCallOutput } from "./request";
+import { runAgent } from "./run-agent";
 
 const responseSchema = z
   .object({
@@ -70,9 +71,37 @@ async function sessionOf(c: Context<AppEnv>, body: CreateResponseBody): Promise<
   return conversation;
 }
 
-/** The request's `instructions` follow the agent's own, for this run only. */
-const withInstructions = (instructions: string | null | undefined) =>
-  instructions ? (agent: Agent): Agent => ({ ...agent, instructions: [agent.instructions, instructions].filter(Boolean).join("\n\n") }) : undefined;
+/**
+ * A request whose input answers the function calls of `previous_response_id`: the paused run
+ * continues in place with those results (its response id stays the run's id).
+ */
+async function continueWithOutputs(c: Context<AppEnv>, body: CreateResponseBody, outputs: FunctionCallOutput[]) {
+  if (!body.previous_response_id) {
+    throw invalidFields([{ path: "previous_response_id", message: "required with function_call_output items: the response whose calls they answer" }]);
+  }
+  if (body.conversation) throw invalidFields([{ path: "conversation", message: "give previous_response_id or conversation, not both" }]);
+  if (typeof body.input !== "string" && body.input.some((item) => item.type !== "function_call_output")) {
+    throw invalidFields([{ path: "input", message: "function_call_output items answer a paused response: send messages in the next request" }]);
+  }
+  const tenant = c.get("tenant");
+  const stored = await ownedRun(c.env.DB, tenant, null, body.previous_response_id);
+  if (stored.agent_id !== body.model) throw invalidFields([{ path: "model", message: `must be ${stored.agent_id}, the agent of previous_response_id` }]);
+  const agent = runAgent(await runnableAgent(c.env, tenant, body.model), body.instructions, body.tools);
+  const identity = { tenant, session_id: stored.session_id };
+  const answer = await callSession(c.env, tenant, stored.session_id, (stub) =>
+    stub.continueRun({
+      ...identity,
+      run_id: stored.id,
+      tool_results: outputs.map((output) => ({ tool_call_id: output.call_id, output: output.output })),
+      stream: false,
+      input: null,
+      background: false,
+      metadata: body.metadata ?? {},
+      agent,
+    }),
+  );
+  return unwrap(answer).run;
+}
 
 /** `/v1/responses`: OpenAI's Responses API over Agentry's runs and sessions (docs/responses-api.md). */
 export const openAiResponseRoutes = newRouter()
@@ -80,9 +109,8 @@ export const openAiResponseRoutes = newRouter()
     const body = c.req.valid("json");
     const metadata = body.metadata ?? {};
     assertStorable({ metadata });
-    if (typeof body.input !== "string" && body.input.some((item) => item.type === "function_call_output")) {
-      throw invalidFields([{ path: "input", message: "function_call_output items are not supported yet" }]);
-    }
+    const outputs = typeof body.input === "string" ? [] : body.input.filter((item) => item.type === "function_call_output");
+    if (outputs.length > 0) return c.json(renderResponse(await continueWithOutputs(c, body, outputs)), 200);
     const input = turnInput(body.input);
     const checked = runInput.safeParse(input);
     if (!checked.success) throw invalidFields([{ path: "input", message: checked.error.issues[0]?.message ?? "invalid" }]);
@@ -95,7 +123,7 @@ export const openAiResponseRoutes = newRouter()
       metadata,
       stream: false,
       background: false,
-      adapt: withInstructions(body.instructions),
+      adapt: (agent) => runAgent(agent, body.instructions, body.tools),
     });
     return c.json(renderResponse(unwrap(answer).run), 200);
   })
