@@ -58,6 +58,16 @@ const getResponse = createRoute({
   responses: { 200: { description: "The response", content: { "application/json": { schema: responseSchema } } }, ...errors },
 });
 
+const cancelResponse = createRoute({
+  method: "post",
+  path: "/responses/{response_id}/cancel",
+  tags: ["openai-responses"],
+  summary: "OpenAI Responses: cancel a response (its run), queued or in progress; idempotent",
+  security: bearerSecurity,
+  request: { params: responseParams },
+  responses: { 200: { description: "The response, cancelled or as it had already ended", content: { "application/json": { schema: responseSchema } } }, ...errors },
+});
+
 /** The session a request continues: that of `previous_response_id`, or the `conversation`; absent: a new one. */
 async function sessionOf(c: Context<AppEnv>, body: CreateResponseBody): Promise<string | undefined> {
   if (body.previous_response_id && body.conversation) {
@@ -122,7 +132,7 @@ export const openAiResponseRoutes = newRouter()
       output_schema: null,
       metadata,
       stream: false,
-      background: false,
+      background: body.background ?? false,
       adapt: (agent) => runAgent(agent, body.instructions, body.tools),
     });
     return c.json(renderResponse(unwrap(answer).run), 200);
@@ -132,4 +142,13 @@ export const openAiResponseRoutes = newRouter()
     const tenant = c.get("tenant");
     const stored = await ownedRun(c.env.DB, tenant, null, response_id);
     return c.json(renderResponse(await currentRun(c.env, tenant, stored)), 200);
+  })
+  .openapi(cancelResponse, async (c) => {
+    const { response_id } = c.req.valid("param");
+    const tenant = c.get("tenant");
+    const stored = await ownedRun(c.env.DB, tenant, null, response_id);
+    const result = await callSession(c.env, tenant, stored.session_id, (stub) => stub.cancelRun({ tenant, session_id: stored.session_id }, response_id), {
+      idempotent: true,
+    });
+    return c.json(renderResponse(unwrap(result).run), 200);
   });
