@@ -66,6 +66,22 @@ const functionTool = z.strictObject({
 
 export type FunctionTool = z.infer<typeof functionTool>;
 
+/** `text.format`: plain text, or a JSON schema the run's final answer must match (Agentry's structured output). */
+const textConfig = z.strictObject({
+  format: z
+    .discriminatedUnion("type", [
+      z.strictObject({ type: z.literal("text") }),
+      z.strictObject({
+        type: z.literal("json_schema"),
+        name: z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, "must match ^[a-zA-Z0-9_-]{1,64}$"),
+        schema: objectJsonSchema,
+        description: z.string().optional(),
+        strict: z.literal(true, "Agentry always checks the answer against the schema").nullable().optional(),
+      }),
+    ])
+    .optional(),
+});
+
 /**
  * The fields of `POST /v1/responses` that Agentry serves (docs/responses-api.md). Any other
  * field is refused by name: an OpenAI field that Agentry would ignore never passes silently.
@@ -77,6 +93,7 @@ export const createResponseBody = z
     instructions: z.string().nullable().optional(),
     previous_response_id: z.string().nullable().optional(),
     conversation: z.union([z.string(), z.strictObject({ id: z.string() })]).nullable().optional(),
+    text: textConfig.optional(),
     tools: z.array(functionTool).max(128).optional(),
     metadata: z
       .record(z.string().max(64), z.string().max(512))

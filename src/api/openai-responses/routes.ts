@@ -3,7 +3,8 @@ import type { Context } from "hono";
 import { CLIENT_ID } from "../../core/ids";
 import { ownedRun } from "../../db/runs";
 import { currentRun } from "../current-run";
-import { invalidFields } from "../errors";
+import { ApiError, invalidFields } from "../errors";
+import { runOutputSchema } from "../run-output-schema";
 import { authErrors } from "../responses";
 import { bearerSecurity, newRouter, type AppEnv } from "../router";
 import { runInput } from "../run-schemas";
@@ -68,6 +69,18 @@ const cancelResponse = createRoute({
   responses: { 200: { description: "The response, cancelled or as it had already ended", content: { "application/json": { schema: responseSchema } } }, ...errors },
 });
 
+/** `text.format.schema` as the run's output schema, checked as `output_schema` is on the runs route. */
+function outputSchemaOf(body: CreateResponseBody) {
+  const format = body.text?.format;
+  if (format?.type !== "json_schema") return null;
+  try {
+    return runOutputSchema(format.schema);
+  } catch (error) {
+    if (!(error instanceof ApiError)) throw error;
+    throw invalidFields([{ path: "text.format.schema", message: error.message.replace(/^output_schema: /, "") }]);
+  }
+}
+
 /** The session a request continues: that of `previous_response_id`, or the `conversation`; absent: a new one. */
 async function sessionOf(c: Context<AppEnv>, body: CreateResponseBody): Promise<string | undefined> {
   if (body.previous_response_id && body.conversation) {
@@ -129,7 +142,7 @@ export const openAiResponseRoutes = newRouter()
       agent_id: body.model,
       input,
       session_id,
-      output_schema: null,
+      output_schema: outputSchemaOf(body),
       metadata,
       stream: false,
       background: body.background ?? false,
