@@ -50,3 +50,29 @@ describe("content of /v1/responses", () => {
     ]);
   });
 });
+
+describe("GET /v1/responses/{id}/input_items", () => {
+  it("lists the response's input as one user message, media by their Agentry media id", async () => {
+    const agent = await createAgent();
+    const client = agentryOpenAI();
+    const response = await client.responses.create({
+      model: agent.id,
+      input: [{ role: "user", content: [{ type: "input_text", text: "look" }, { type: "input_image", image_url: `data:image/png;base64,${TINY_PNG}`, detail: "auto" }] }],
+    });
+    const items = [];
+    for await (const item of client.responses.inputItems.list(response.id)) items.push(item);
+    expect(items).toEqual([
+      {
+        type: "message",
+        id: `msg_in_${response.id}`,
+        role: "user",
+        status: "completed",
+        content: [
+          { type: "input_text", text: "look" },
+          { type: "input_image", detail: "auto", file_id: expect.any(String), image_url: null },
+        ],
+      },
+    ]);
+    await expect(client.responses.inputItems.list("run_unknown")).rejects.toBeInstanceOf(OpenAI.NotFoundError);
+  });
+});

@@ -84,3 +84,20 @@ export function renderResponse(run: Run) {
     },
   };
 }
+
+/** A stored input part as OpenAI's input content: media by their Agentry media id as `file_id`. */
+function inputContentOf(part: Run["input"][number]) {
+  if (part.type === "text") return { type: "input_text" as const, text: part.text };
+  if (part.type === "image") return { type: "input_image" as const, detail: "auto" as const, file_id: part.media_id, image_url: null };
+  return { type: "input_file" as const, file_id: part.media_id };
+}
+
+/**
+ * `GET /v1/responses/{id}/input_items`: the run's input as one user message item. A response that
+ * continued function calls shows the input of the turn it continued.
+ */
+export function renderInputItems(run: Run) {
+  const id = `msg_in_${run.id}`;
+  const item = { type: "message" as const, id, role: "user" as const, status: "completed" as const, content: run.input.map(inputContentOf) };
+  return { object: "list" as const, data: [item], first_id: id, last_id: id, has_more: false };
+}

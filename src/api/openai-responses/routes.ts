@@ -2,6 +2,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { CLIENT_ID } from "../../core/ids";
 import { ownedRun } from "../../db/runs";
+import { renderRun } from "../../session/run-record";
 import { currentRun } from "../current-run";
 import { ApiError, invalidFields } from "../errors";
 import { runOutputSchema } from "../run-output-schema";
@@ -13,7 +14,7 @@ import { callSession, unwrap } from "../session-client";
 import { startTurn } from "../start-turn";
 import { assertStorable } from "../stored-limits";
 import { openAiErrorSchema } from "./error-schema";
-import { renderResponse } from "./render";
+import { renderInputItems, renderResponse } from "./render";
 import { createResponseBody, turnInput, type CreateResponseBody, type FunctionCallOutput } from "./request";
 import { runAgent } from "./run-agent";
 
@@ -67,6 +68,22 @@ const cancelResponse = createRoute({
   security: bearerSecurity,
   request: { params: responseParams },
   responses: { 200: { description: "The response, cancelled or as it had already ended", content: { "application/json": { schema: responseSchema } } }, ...errors },
+});
+
+const inputItemsRoute = createRoute({
+  method: "get",
+  path: "/responses/{response_id}/input_items",
+  tags: ["openai-responses"],
+  summary: "OpenAI Responses: the input of a response (its run's input) as a list of one user message",
+  security: bearerSecurity,
+  request: { params: responseParams, query: z.strictObject({}) },
+  responses: {
+    200: {
+      description: "The input items",
+      content: { "application/json": { schema: z.object({ object: z.literal("list"), data: z.array(z.record(z.string(), z.unknown())), first_id: z.string(), last_id: z.string(), has_more: z.boolean() }) } },
+    },
+    ...errors,
+  },
 });
 
 /** `text.format.schema` as the run's output schema, checked as `output_schema` is on the runs route. */
@@ -164,4 +181,9 @@ export const openAiResponseRoutes = newRouter()
       idempotent: true,
     });
     return c.json(renderResponse(unwrap(result).run), 200);
+  })
+  .openapi(inputItemsRoute, async (c) => {
+    const { response_id } = c.req.valid("param");
+    const stored = await ownedRun(c.env.DB, c.get("tenant"), null, response_id);
+    return c.json(renderInputItems(renderRun(stored)), 200);
   });
