@@ -1,8 +1,10 @@
+import { runInDurableObject } from "cloudflare:test";
 import OpenAI from "openai";
 import { describe, expect, it } from "vitest";
 import { SseReader } from "./support/events";
 import { api, createAgent } from "./support/http";
 import { agentryOpenAI } from "./support/openai-sdk";
+import { sessionStub } from "./support/run-queue";
 import { HOLD_MODEL, postRun, transcriptOf } from "./support/runs";
 
 const sessionOfRun = async (agentId: string, runId: string) =>
@@ -63,5 +65,25 @@ describe("multi-turn conversations over /v1/responses", () => {
     const cancelled = await api(`/v1/agents/${agent.id}/runs/${started!.run_id}/cancel`, { method: "POST" });
     expect(cancelled.status).toBe(200);
     expect((await held.rest()).at(-1)?.type).toBe("run_cancelled");
+  });
+
+  it("continues a conversation after the session object's storage was wiped, from what D1 holds", async () => {
+    const agent = await createAgent();
+    const client = agentryOpenAI();
+    const first = await client.responses.create({ model: agent.id, input: "remember the word apricot" });
+    const sessionId = await sessionOfRun(agent.id, first.id);
+    await runInDurableObject(sessionStub(sessionId), async (_instance, state) => {
+      await state.storage.deleteAll();
+    });
+    expect(await client.responses.retrieve(first.id)).toMatchObject({ status: "completed", output: first.output });
+    const second = await client.responses.create({ model: agent.id, input: "what word?", previous_response_id: first.id });
+    expect(second).toMatchObject({ status: "completed", output_text: "You said: what word?", conversation: { id: sessionId } });
+    const fresh = await client.responses.create({ model: agent.id, input: "what word?" });
+    // The second model call carried the first turn: it is larger than the same turn in a new session.
+    expect(second.usage?.input_tokens).toBeGreaterThan(fresh.usage?.input_tokens ?? 0);
+    expect((await transcriptOf(sessionId)).map((m) => [m.role, m.run_id])).toEqual([
+      ["user", first.id], ["assistant", first.id],
+      ["user", second.id], ["assistant", second.id],
+    ]);
   });
 });
