@@ -101,7 +101,7 @@ export const createResponseBody = z
       .nullable()
       .optional(),
     store: z.literal(true, "Agentry always stores a response (its run); delete it with DELETE /v1/responses/{id}").nullable().optional(),
-    stream: z.literal(false, "not supported yet").nullable().optional(),
+    stream: z.boolean().nullable().optional(),
     background: z.boolean().nullable().optional(),
   })
   .openapi("CreateResponse");

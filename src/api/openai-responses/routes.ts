@@ -2,7 +2,8 @@ import { createRoute, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { CLIENT_ID } from "../../core/ids";
 import { ownedRun } from "../../db/runs";
-import { renderRun } from "../../session/run-record";
+import { renderRun, type Run } from "../../session/run-record";
+import { SSE_HEADERS } from "../events";
 import { currentRun } from "../current-run";
 import { ApiError, invalidFields } from "../errors";
 import { runOutputSchema } from "../run-output-schema";
@@ -17,6 +18,7 @@ import { openAiErrorSchema } from "./error-schema";
 import { renderInputItems, renderResponse } from "./render";
 import { createResponseBody, turnInput, type CreateResponseBody, type FunctionCallOutput } from "./request";
 import { runAgent } from "./run-agent";
+import { responsesEventsOf, responsesSse, runEventsOf } from "./stream";
 
 const responseSchema = z
   .object({
@@ -47,7 +49,13 @@ const createResponse = createRoute({
   summary: "OpenAI Responses: run one turn of the agent named by `model`",
   security: bearerSecurity,
   request: { body: { required: true, content: { "application/json": { schema: createResponseBody } } } },
-  responses: { 200: { description: "The response once its run has stopped", content: { "application/json": { schema: responseSchema } } }, ...errors },
+  responses: {
+    200: {
+      description: "The response once its run has stopped, or (stream: true) its stream events",
+      content: { "application/json": { schema: responseSchema }, "text/event-stream": { schema: z.string() } },
+    },
+    ...errors,
+  },
 });
 
 const getResponse = createRoute({
@@ -56,8 +64,20 @@ const getResponse = createRoute({
   tags: ["openai-responses"],
   summary: "OpenAI Responses: a response (its run) as it is now",
   security: bearerSecurity,
-  request: { params: responseParams, query: z.strictObject({}) },
-  responses: { 200: { description: "The response", content: { "application/json": { schema: responseSchema } } }, ...errors },
+  request: {
+    params: responseParams,
+    query: z.strictObject({
+      stream: z.enum(["true", "false"]).optional().openapi({ description: "true: the response's stream events, from the start or after starting_after" }),
+      starting_after: z.coerce.number().int().min(0).optional().openapi({ description: "With stream=true: the sequence_number after which to resume" }),
+    }),
+  },
+  responses: {
+    200: {
+      description: "The response, or (stream=true) its stream events",
+      content: { "application/json": { schema: responseSchema }, "text/event-stream": { schema: z.string() } },
+    },
+    ...errors,
+  },
 });
 
 const cancelResponse = createRoute({
@@ -85,6 +105,15 @@ const inputItemsRoute = createRoute({
     ...errors,
   },
 });
+
+/** A run's events as the Responses stream (every event from the run's start; those up to `startingAfter` skipped). */
+function streamResponse(c: Context<AppEnv>, run: Run, stream: ReadableStream<Uint8Array>, startingAfter?: number): Response {
+  const tenant = c.get("tenant");
+  const identity = { tenant, session_id: run.session_id };
+  const finalRun = async () =>
+    unwrap(await callSession(c.env, tenant, run.session_id, (stub) => stub.getRun(identity, run.id), { idempotent: true })).run;
+  return new Response(responsesSse(responsesEventsOf(runEventsOf(stream), run, finalRun), startingAfter), { headers: SSE_HEADERS });
+}
 
 /** `text.format.schema` as the run's output schema, checked as `output_schema` is on the runs route. */
 function outputSchemaOf(body: CreateResponseBody) {
@@ -150,7 +179,10 @@ export const openAiResponseRoutes = newRouter()
     const metadata = body.metadata ?? {};
     assertStorable({ metadata });
     const outputs = typeof body.input === "string" ? [] : body.input.filter((item) => item.type === "function_call_output");
-    if (outputs.length > 0) return c.json(renderResponse(await continueWithOutputs(c, body, outputs)), 200);
+    if (outputs.length > 0) {
+      if (body.stream) throw invalidFields([{ path: "stream", message: "not supported with function_call_output items yet" }]);
+      return c.json(renderResponse(await continueWithOutputs(c, body, outputs)), 200);
+    }
     const input = turnInput(body.input);
     const checked = runInput.safeParse(input);
     if (!checked.success) throw invalidFields([{ path: "input", message: checked.error.issues[0]?.message ?? "invalid" }]);
@@ -161,16 +193,27 @@ export const openAiResponseRoutes = newRouter()
       session_id,
       output_schema: outputSchemaOf(body),
       metadata,
-      stream: false,
+      stream: body.stream ?? false,
       background: body.background ?? false,
       adapt: (agent) => runAgent(agent, body.instructions, body.tools),
     });
-    return c.json(renderResponse(unwrap(answer).run), 200);
+    const { run, stream } = unwrap(answer);
+    if (stream) return streamResponse(c, run, stream);
+    return c.json(renderResponse(run), 200);
   })
   .openapi(getResponse, async (c) => {
     const { response_id } = c.req.valid("param");
     const tenant = c.get("tenant");
+    const query = c.req.valid("query");
     const stored = await ownedRun(c.env.DB, tenant, null, response_id);
+    if (query.starting_after !== undefined && query.stream !== "true") {
+      throw invalidFields([{ path: "query.starting_after", message: "only with stream=true" }]);
+    }
+    if (query.stream === "true") {
+      const identity = { tenant, session_id: stored.session_id };
+      const watched = unwrap(await callSession(c.env, tenant, stored.session_id, (stub) => stub.watchEvents(identity, stored.id, 0), { idempotent: true }));
+      return streamResponse(c, renderRun(stored), watched.stream, query.starting_after);
+    }
     return c.json(renderResponse(await currentRun(c.env, tenant, stored)), 200);
   })
   .openapi(cancelResponse, async (c) => {
