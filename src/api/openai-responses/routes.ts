@@ -2,7 +2,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { CLIENT_ID } from "../../core/ids";
 import { ownedRun } from "../../db/runs";
-import { renderRun, type Run } from "../../session/run-record";
+import { renderRun, type Run } from "../../session";
 import { SSE_HEADERS } from "../events";
 import { currentRun } from "../current-run";
 import { ApiError, invalidFields } from "../errors";

@@ -1,5 +1,4 @@
-import type { RunEvent } from "../../session/events";
-import type { Run } from "../../session/run-record";
+import { isTerminal, type Run, type RunEvent } from "../../session";
 import { renderResponse } from "./render";
 
 type ResponsesEvent = { type: string; [field: string]: unknown };
@@ -20,8 +19,6 @@ export async function* runEventsOf(stream: ReadableStream<Uint8Array>): AsyncGen
     }
   }
 }
-
-const TERMINAL = new Set(["run_completed", "run_error", "run_cancelled", "run_paused"]);
 
 /**
  * Translates one run's events, from its first, into the Responses stream events, in an order
@@ -61,7 +58,7 @@ export async function* responsesEventsOf(
       }
       open.text += delta;
       yield { type: "response.output_text.delta", item_id: open.id, output_index: outputIndex, content_index: 0, delta, logprobs: [] };
-    } else if (TERMINAL.has(event.type)) {
+    } else if (isTerminal(event.type)) {
       yield* close();
       const run = await finalRun();
       const response = renderResponse(run);
