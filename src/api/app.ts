@@ -1,8 +1,6 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
-import { HTTPException } from "hono/http-exception";
 import { bodyLimit } from "hono/body-limit";
-import { log } from "../core/log";
-import { ApiError } from "./errors";
+import { ApiError, asApiError } from "./errors";
 import { authenticate } from "./auth";
 import { corsForListedOrigins } from "./cors";
 import { rateLimit } from "./rate-limit";
@@ -20,6 +18,7 @@ import { usageRoutes } from "./usage";
 import { docsRoutes } from "./docs";
 import { requestContext } from "./request-context";
 import { livenessRoutes } from "./liveness";
+import { isOpenAiPath, openAiErrorResponse, openAiResponseRoutes } from "./openai-responses";
 
 const MAX_BODY_BYTES = 25 * 1024 * 1024;
 
@@ -49,6 +48,7 @@ export function createApp() {
   app.route("/v1", eventRoutes);
   app.route("/v1", sessionSocketRoutes);
   app.route("/v1", usageRoutes);
+  app.route("/v1", openAiResponseRoutes);
   app.route("/", docsRoutes);
   app.route("/", livenessRoutes);
 
@@ -61,26 +61,11 @@ export function createApp() {
   });
 
   app.notFound((c) => new ApiError("not_found", `No route for ${c.req.method} ${c.req.path}`).toResponse());
-  app.onError((error) => errorResponse(error));
+  app.onError((error, c) => (isOpenAiPath(c.req.path) ? openAiErrorResponse(error) : errorResponse(error)));
   return app;
 }
 
 /** Every error, from every route, as API.md's JSON body; never a stack trace. */
 export function errorResponse(error: unknown): Response {
-  if (error instanceof ApiError) return error.toResponse();
-  if (error instanceof HTTPException) {
-    if (error.status === 415) {
-      return new ApiError("invalid_request", "Content-Type must be application/json", {
-        fields: [{ path: "content-type", message: "must be application/json" }],
-      }).toResponse();
-    }
-    if (error.status === 400) {
-      return new ApiError("invalid_request", error.message || "Bad request", {
-        fields: [{ path: "body", message: error.message || "bad request" }],
-      }).toResponse();
-    }
-    if (error.status === 413) return new ApiError("payload_too_large", "Request body is too large").toResponse();
-  }
-  log({ event: "unhandled_error", message: error instanceof Error ? error.message : String(error), error_type: error instanceof Error ? error.name : typeof error });
-  return new ApiError("internal", "Internal error").toResponse();
+  return asApiError(error).toResponse();
 }

@@ -10,14 +10,14 @@ import { authErrors, bodyErrors, errorResponses } from "./responses";
 import { bearerSecurity, newRouter } from "./router";
 import { continueRunBody, createRunBody, runSchema, runStatusSchema } from "./run-schemas";
 import { startWithMedia } from "./run-input";
+import { startTurn } from "./start-turn";
+import { currentRun } from "./current-run";
 import { runnableAgent } from "./runnable-agent";
 import { assertStorable } from "./stored-limits";
 import { callSession, unwrap } from "./session-client";
 
 /** How long a replayed continue waits for the run to stop before answering its state. */
 const REPLAY_WAIT_MS = 10 * 60 * 1000;
-
-const runPlan = z.object({ session_id: z.string(), run_id: z.string() });
 
 const agentParams = z.object({ agent_id: z.string().regex(CLIENT_ID, "not a valid agent id") });
 const runParams = agentParams.extend({ run_id: z.string().regex(CLIENT_ID, "not a valid run id") });
@@ -149,28 +149,15 @@ export const runRoutes = newRouter()
     const { agent_id } = c.req.valid("param");
     const body = c.req.valid("json");
     assertStorable(body);
-    const output_schema = runOutputSchema(body.output_schema);
-    const parsed = parseInput(body.input, c.env.ENVIRONMENT);
-    const tenant = c.get("tenant");
-    const agent = await runnableAgent(c.env, tenant, agent_id);
-    const parts = await resolveInput(parsed, c.env.ENVIRONMENT);
-    const { plan } = await idempotentPlan(c, body, { session_id: body.session_id ?? newId("ses"), run_id: newId("run") }, runPlan);
-    // Media are written to R2 only now, every check passed, and deleted again if the session refuses the turn.
-    const answer = await startWithMedia(c.env, { tenant, ...plan }, parts, (input) =>
-      callSession(c.env, tenant, plan.session_id, (stub) =>
-        stub.startRun({
-          tenant,
-          session_id: plan.session_id,
-          run_id: plan.run_id,
-          agent,
-          input,
-          output_schema,
-          metadata: body.metadata,
-          stream: body.stream,
-          background: body.background,
-        }),
-      ),
-    );
+    const answer = await startTurn(c, body, {
+      agent_id,
+      input: body.input,
+      session_id: body.session_id,
+      output_schema: runOutputSchema(body.output_schema),
+      metadata: body.metadata,
+      stream: body.stream,
+      background: body.background,
+    });
     return respond(answer, body);
   })
   .openapi(getRun, async (c) => {
@@ -178,17 +165,7 @@ export const runRoutes = newRouter()
     const { wait } = c.req.valid("query");
     const tenant = c.get("tenant");
     const stored = await ownedRun(c.env.DB, tenant, agent_id, run_id);
-    if (!isActive(stored.status)) return c.json(renderRun(stored), 200);
-    // The mirror may be a step behind a live run: the object has its current state.
-    const identity = { tenant, session_id: stored.session_id };
-    const live = await callSession(
-      c.env,
-      tenant,
-      stored.session_id,
-      (stub) => (wait ? stub.waitForRun(identity, run_id, wait * 1000) : stub.getRun(identity, run_id)),
-      { idempotent: true },
-    );
-    return c.json(unwrap(live).run, 200);
+    return c.json(await currentRun(c.env, tenant, stored, (wait ?? 0) * 1000), 200);
   })
   .openapi(listRunsRoute, async (c) => {
     const { agent_id } = c.req.valid("param");

@@ -10,18 +10,18 @@ import { runs } from "./schema";
 /** Run bodies are written only by the Session object, from a RunRecord, and checked when read back (run-record-schema.ts). */
 const parse = (body: string) => parseRunRecord(body, "D1");
 
-/** A run of the tenant's agent, or null (unknown, foreign, or of another agent). */
-export async function findRun(d1: D1Database, tenant: string, agentId: string, runId: string): Promise<RunRecord | null> {
+/** A run of the tenant's agent (of any of its agents when `agentId` is null), or null (unknown, foreign, or of another agent). */
+export async function findRun(d1: D1Database, tenant: string, agentId: string | null, runId: string): Promise<RunRecord | null> {
   const row = await database(d1)
     .select({ body: runs.body })
     .from(runs)
-    .where(and(eq(runs.tenant, tenant), eq(runs.agentId, agentId), eq(runs.id, runId)))
+    .where(and(eq(runs.tenant, tenant), agentId === null ? undefined : eq(runs.agentId, agentId), eq(runs.id, runId)))
     .get();
   return row ? parse(row.body) : null;
 }
 
-/** A run of the tenant's agent, or a 404 as if it did not exist. */
-export async function ownedRun(d1: D1Database, tenant: string, agentId: string, runId: string): Promise<RunRecord> {
+/** A run of the tenant's agent (any agent when `agentId` is null), or a 404 as if it did not exist. */
+export async function ownedRun(d1: D1Database, tenant: string, agentId: string | null, runId: string): Promise<RunRecord> {
   const run = await findRun(d1, tenant, agentId, runId);
   if (!run) throw notFound("Run", runId);
   return run;

@@ -1,0 +1,45 @@
+import { asApiError, type ApiError } from "../errors";
+
+/** The paths that answer errors in OpenAI's shape instead of API.md's. */
+export const isOpenAiPath = (path: string) => path === "/v1/responses" || path.startsWith("/v1/responses/");
+
+/** OpenAI's `error.type` for each HTTP status Agentry answers on this surface. */
+function openAiType(status: number): string {
+  if (status === 429) return "rate_limit_error";
+  if (status >= 500) return "server_error";
+  return "invalid_request_error";
+}
+
+/** OpenAI's `error.code` for Agentry's error types; the others keep Agentry's name (`details.code` wins). */
+const openAiCodes: Partial<Record<ApiError["type"], string>> = {
+  unauthorized: "invalid_api_key",
+  rate_limited: "rate_limit_exceeded",
+  internal: "server_error",
+};
+
+function codeOf(error: ApiError): string {
+  const given = error.details.code;
+  return typeof given === "string" ? given : (openAiCodes[error.type] ?? error.type);
+}
+
+/** The first field an error names, as OpenAI's `param` (`input[0].content[1].image_url`). */
+function paramOf(error: ApiError): string | null {
+  const fields = error.details.fields;
+  if (!Array.isArray(fields)) return null;
+  const first = fields[0] as { path?: unknown } | undefined;
+  if (typeof first?.path !== "string" || first.path === "" || first.path === "body") return null;
+  return first.path.split(".").reduce((param, part) => (/^\d+$/.test(part) ? `${param}[${part}]` : param ? `${param}.${part}` : part), "");
+}
+
+/**
+ * Any error of a `/v1/responses` route in OpenAI's shape `{ error: { message, type, param, code } }`
+ * with the status Agentry gives it. A busy session is `409` with `x-should-retry: false`: the
+ * official SDKs retry a 409 unless the server says not to, and the turn would still be busy.
+ */
+export function openAiErrorResponse(thrown: unknown): Response {
+  const error = asApiError(thrown);
+  const headers = new Headers(error.headers);
+  if (error.status === 409) headers.set("x-should-retry", "false");
+  const body = { error: { message: error.message, type: openAiType(error.status), param: paramOf(error), code: codeOf(error) } };
+  return Response.json(body, { status: error.status, headers });
+}

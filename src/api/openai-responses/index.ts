@@ -1,0 +1,2 @@
+export { openAiResponseRoutes } from "./routes";
+export { isOpenAiPath, openAiErrorResponse } from "./errors";

@@ -1,0 +1,103 @@
+import type { Run, RunStatus } from "../../session";
+
+const statusOf: Record<RunStatus, "queued" | "in_progress" | "completed" | "cancelled" | "failed"> = {
+  pending: "queued",
+  running: "in_progress",
+  // A run paused on client tools has answered: its response ends with `function_call` items.
+  paused: "completed",
+  completed: "completed",
+  cancelled: "cancelled",
+  error: "failed",
+};
+
+const unixSeconds = (iso: string | null) => (iso === null ? null : Math.floor(Date.parse(iso) / 1000));
+
+/** The run's final text as an assistant message item; a structured output is its JSON text. */
+function messageItem(run: Run, status: "completed" | "incomplete") {
+  const text = typeof run.output === "string" ? run.output : JSON.stringify(run.output);
+  return {
+    type: "message" as const,
+    id: `msg_${run.id}`,
+    status,
+    role: "assistant" as const,
+    content: [{ type: "output_text" as const, text, annotations: [], logprobs: [] }],
+  };
+}
+
+/** The client function calls a paused run waits for, as `function_call` output items. */
+function functionCallItems(run: Run) {
+  return run.required_actions.map((action) => ({
+    type: "function_call" as const,
+    id: `fc_${action.tool_call_id}`,
+    call_id: action.tool_call_id,
+    name: action.name,
+    arguments: JSON.stringify(action.arguments ?? {}),
+    status: "completed" as const,
+  }));
+}
+
+function outputOf(run: Run, truncated: boolean) {
+  if (run.status === "paused") return functionCallItems(run);
+  if (run.output === null || run.output === undefined) return [];
+  if (run.status === "completed") return [messageItem(run, "completed")];
+  return truncated ? [messageItem(run, "incomplete")] : [];
+}
+
+/**
+ * A run as an OpenAI Response object (docs/responses-api.md, "Mapping"): the response id is the
+ * run id, `model` the agent id, `conversation` the session. A run cut by `max_output_tokens` is
+ * `incomplete`; any other run error is `failed` with the run's error message.
+ */
+export function renderResponse(run: Run) {
+  const truncated = run.status === "error" && run.error?.type === "output_truncated";
+  const failed = run.status === "error" && !truncated;
+  const m = run.metrics;
+  return {
+    id: run.id,
+    object: "response" as const,
+    created_at: unixSeconds(run.created_at) as number,
+    completed_at: run.status === "completed" || run.status === "paused" ? unixSeconds(run.finished_at) : null,
+    status: truncated ? ("incomplete" as const) : statusOf[run.status],
+    error: failed ? { code: run.error?.type === "rate_limited" ? "rate_limit_exceeded" : "server_error", message: run.error?.message ?? "The run failed" } : null,
+    incomplete_details: truncated ? { reason: "max_output_tokens" as const } : null,
+    instructions: null,
+    max_output_tokens: null,
+    metadata: run.metadata,
+    model: run.agent_id,
+    output: outputOf(run, truncated),
+    parallel_tool_calls: true,
+    previous_response_id: null,
+    conversation: { id: run.session_id },
+    temperature: null,
+    top_p: null,
+    tool_choice: "auto" as const,
+    tools: [],
+    text: { format: { type: "text" as const } },
+    background: null,
+    store: true,
+    usage: {
+      input_tokens: m.input_tokens,
+      input_tokens_details: { cached_tokens: m.cache_read_tokens, cache_write_tokens: m.cache_write_tokens },
+      output_tokens: m.output_tokens,
+      output_tokens_details: { reasoning_tokens: m.reasoning_tokens },
+      total_tokens: m.total_tokens,
+    },
+  };
+}
+
+/** A stored input part as OpenAI's input content: media by their Agentry media id as `file_id`. */
+function inputContentOf(part: Run["input"][number]) {
+  if (part.type === "text") return { type: "input_text" as const, text: part.text };
+  if (part.type === "image") return { type: "input_image" as const, detail: "auto" as const, file_id: part.media_id, image_url: null };
+  return { type: "input_file" as const, file_id: part.media_id };
+}
+
+/**
+ * `GET /v1/responses/{id}/input_items`: the run's input as one user message item. A response that
+ * continued function calls shows the input of the turn it continued.
+ */
+export function renderInputItems(run: Run) {
+  const id = `msg_in_${run.id}`;
+  const item = { type: "message" as const, id, role: "user" as const, status: "completed" as const, content: run.input.map(inputContentOf) };
+  return { object: "list" as const, data: [item], first_id: id, last_id: id, has_more: false };
+}

@@ -1,0 +1,232 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import { CLIENT_ID } from "../../core/ids";
+import { ownedRun } from "../../db/runs";
+import { renderRun, type Run } from "../../session";
+import { SSE_HEADERS } from "../events";
+import { currentRun } from "../current-run";
+import { ApiError, invalidFields } from "../errors";
+import { runOutputSchema } from "../run-output-schema";
+import { authErrors } from "../responses";
+import { bearerSecurity, newRouter, type AppEnv } from "../router";
+import { runInput } from "../run-schemas";
+import { runnableAgent } from "../runnable-agent";
+import { callSession, unwrap } from "../session-client";
+import { startTurn } from "../start-turn";
+import { assertStorable } from "../stored-limits";
+import { openAiErrorSchema } from "./error-schema";
+import { renderInputItems, renderResponse } from "./render";
+import { createResponseBody, turnInput, type CreateResponseBody, type FunctionCallOutput } from "./request";
+import { runAgent } from "./run-agent";
+import { responsesEventsOf, responsesSse, runEventsOf } from "./stream";
+
+const responseSchema = z
+  .object({
+    id: z.string(),
+    object: z.literal("response"),
+    created_at: z.number(),
+    status: z.enum(["queued", "in_progress", "completed", "cancelled", "failed", "incomplete"]),
+    model: z.string(),
+    output: z.array(z.record(z.string(), z.unknown())),
+    usage: z.record(z.string(), z.unknown()),
+  })
+  .openapi("OpenAIResponse", { description: "OpenAI's Response object; every field in docs/responses-api.md" });
+
+const openAiError = (description: string) => ({ description, content: { "application/json": { schema: openAiErrorSchema } } });
+const errors = {
+  400: openAiError("A field Agentry refuses or does not serve; error.param names it"),
+  404: openAiError("Unknown agent (model), response or conversation"),
+  409: openAiError("The session's turn is active (x-should-retry: false)"),
+  401: openAiError(authErrors[401].description),
+  429: openAiError(authErrors[429].description),
+};
+const responseParams = z.object({ response_id: z.string().regex(CLIENT_ID, "not a valid response id") });
+
+const createResponse = createRoute({
+  method: "post",
+  path: "/responses",
+  tags: ["openai-responses"],
+  summary: "OpenAI Responses: run one turn of the agent named by `model`",
+  security: bearerSecurity,
+  request: { body: { required: true, content: { "application/json": { schema: createResponseBody } } } },
+  responses: {
+    200: {
+      description: "The response once its run has stopped, or (stream: true) its stream events",
+      content: { "application/json": { schema: responseSchema }, "text/event-stream": { schema: z.string() } },
+    },
+    ...errors,
+  },
+});
+
+const getResponse = createRoute({
+  method: "get",
+  path: "/responses/{response_id}",
+  tags: ["openai-responses"],
+  summary: "OpenAI Responses: a response (its run) as it is now",
+  security: bearerSecurity,
+  request: {
+    params: responseParams,
+    query: z.strictObject({
+      stream: z.enum(["true", "false"]).optional().openapi({ description: "true: the response's stream events, from the start or after starting_after" }),
+      starting_after: z.coerce.number().int().min(0).optional().openapi({ description: "With stream=true: the sequence_number after which to resume" }),
+    }),
+  },
+  responses: {
+    200: {
+      description: "The response, or (stream=true) its stream events",
+      content: { "application/json": { schema: responseSchema }, "text/event-stream": { schema: z.string() } },
+    },
+    ...errors,
+  },
+});
+
+const cancelResponse = createRoute({
+  method: "post",
+  path: "/responses/{response_id}/cancel",
+  tags: ["openai-responses"],
+  summary: "OpenAI Responses: cancel a response (its run), queued or in progress; idempotent",
+  security: bearerSecurity,
+  request: { params: responseParams },
+  responses: { 200: { description: "The response, cancelled or as it had already ended", content: { "application/json": { schema: responseSchema } } }, ...errors },
+});
+
+const inputItemsRoute = createRoute({
+  method: "get",
+  path: "/responses/{response_id}/input_items",
+  tags: ["openai-responses"],
+  summary: "OpenAI Responses: the input of a response (its run's input) as a list of one user message",
+  security: bearerSecurity,
+  request: { params: responseParams, query: z.strictObject({}) },
+  responses: {
+    200: {
+      description: "The input items",
+      content: { "application/json": { schema: z.object({ object: z.literal("list"), data: z.array(z.record(z.string(), z.unknown())), first_id: z.string(), last_id: z.string(), has_more: z.boolean() }) } },
+    },
+    ...errors,
+  },
+});
+
+/** A run's events as the Responses stream (every event from the run's start; those up to `startingAfter` skipped). */
+function streamResponse(c: Context<AppEnv>, run: Run, stream: ReadableStream<Uint8Array>, startingAfter?: number): Response {
+  const tenant = c.get("tenant");
+  const identity = { tenant, session_id: run.session_id };
+  const finalRun = async () =>
+    unwrap(await callSession(c.env, tenant, run.session_id, (stub) => stub.getRun(identity, run.id), { idempotent: true })).run;
+  return new Response(responsesSse(responsesEventsOf(runEventsOf(stream), run, finalRun), startingAfter), { headers: SSE_HEADERS });
+}
+
+/** `text.format.schema` as the run's output schema, checked as `output_schema` is on the runs route. */
+function outputSchemaOf(body: CreateResponseBody) {
+  const format = body.text?.format;
+  if (format?.type !== "json_schema") return null;
+  try {
+    return runOutputSchema(format.schema);
+  } catch (error) {
+    if (!(error instanceof ApiError)) throw error;
+    throw invalidFields([{ path: "text.format.schema", message: error.message.replace(/^output_schema: /, "") }]);
+  }
+}
+
+/** The session a request continues: that of `previous_response_id`, or the `conversation`; absent: a new one. */
+async function sessionOf(c: Context<AppEnv>, body: CreateResponseBody): Promise<string | undefined> {
+  if (body.previous_response_id && body.conversation) {
+    throw invalidFields([{ path: "conversation", message: "give previous_response_id or conversation, not both" }]);
+  }
+  if (body.previous_response_id) return (await ownedRun(c.env.DB, c.get("tenant"), null, body.previous_response_id)).session_id;
+  const conversation = typeof body.conversation === "string" ? body.conversation : body.conversation?.id;
+  if (conversation !== undefined && !CLIENT_ID.test(conversation)) {
+    throw invalidFields([{ path: "conversation", message: "not a valid conversation (session) id" }]);
+  }
+  return conversation;
+}
+
+/**
+ * A request whose input answers the function calls of `previous_response_id`: the paused run
+ * continues in place with those results (its response id stays the run's id).
+ */
+async function continueWithOutputs(c: Context<AppEnv>, body: CreateResponseBody, outputs: FunctionCallOutput[]) {
+  if (!body.previous_response_id) {
+    throw invalidFields([{ path: "previous_response_id", message: "required with function_call_output items: the response whose calls they answer" }]);
+  }
+  if (body.conversation) throw invalidFields([{ path: "conversation", message: "give previous_response_id or conversation, not both" }]);
+  if (typeof body.input !== "string" && body.input.some((item) => item.type !== "function_call_output")) {
+    throw invalidFields([{ path: "input", message: "function_call_output items answer a paused response: send messages in the next request" }]);
+  }
+  const tenant = c.get("tenant");
+  const stored = await ownedRun(c.env.DB, tenant, null, body.previous_response_id);
+  if (stored.agent_id !== body.model) throw invalidFields([{ path: "model", message: `must be ${stored.agent_id}, the agent of previous_response_id` }]);
+  const agent = runAgent(await runnableAgent(c.env, tenant, body.model), body.instructions, body.tools);
+  const identity = { tenant, session_id: stored.session_id };
+  const answer = await callSession(c.env, tenant, stored.session_id, (stub) =>
+    stub.continueRun({
+      ...identity,
+      run_id: stored.id,
+      tool_results: outputs.map((output) => ({ tool_call_id: output.call_id, output: output.output })),
+      stream: false,
+      input: null,
+      background: false,
+      metadata: body.metadata ?? {},
+      agent,
+    }),
+  );
+  return unwrap(answer).run;
+}
+
+/** `/v1/responses`: OpenAI's Responses API over Agentry's runs and sessions (docs/responses-api.md). */
+export const openAiResponseRoutes = newRouter()
+  .openapi(createResponse, async (c) => {
+    const body = c.req.valid("json");
+    const metadata = body.metadata ?? {};
+    assertStorable({ metadata });
+    const outputs = typeof body.input === "string" ? [] : body.input.filter((item) => item.type === "function_call_output");
+    if (outputs.length > 0) {
+      if (body.stream) throw invalidFields([{ path: "stream", message: "not supported with function_call_output items yet" }]);
+      return c.json(renderResponse(await continueWithOutputs(c, body, outputs)), 200);
+    }
+    const input = turnInput(body.input);
+    const checked = runInput.safeParse(input);
+    if (!checked.success) throw invalidFields([{ path: "input", message: checked.error.issues[0]?.message ?? "invalid" }]);
+    const session_id = await sessionOf(c, body);
+    const answer = await startTurn(c, body, {
+      agent_id: body.model,
+      input,
+      session_id,
+      output_schema: outputSchemaOf(body),
+      metadata,
+      stream: body.stream ?? false,
+      background: body.background ?? false,
+      adapt: (agent) => runAgent(agent, body.instructions, body.tools),
+    });
+    const { run, stream } = unwrap(answer);
+    if (stream) return streamResponse(c, run, stream);
+    return c.json(renderResponse(run), 200);
+  })
+  .openapi(getResponse, async (c) => {
+    const { response_id } = c.req.valid("param");
+    const tenant = c.get("tenant");
+    const query = c.req.valid("query");
+    const stored = await ownedRun(c.env.DB, tenant, null, response_id);
+    if (query.starting_after !== undefined && query.stream !== "true") {
+      throw invalidFields([{ path: "query.starting_after", message: "only with stream=true" }]);
+    }
+    if (query.stream === "true") {
+      const identity = { tenant, session_id: stored.session_id };
+      const watched = unwrap(await callSession(c.env, tenant, stored.session_id, (stub) => stub.watchEvents(identity, stored.id, 0), { idempotent: true }));
+      return streamResponse(c, renderRun(stored), watched.stream, query.starting_after);
+    }
+    return c.json(renderResponse(await currentRun(c.env, tenant, stored)), 200);
+  })
+  .openapi(cancelResponse, async (c) => {
+    const { response_id } = c.req.valid("param");
+    const tenant = c.get("tenant");
+    const stored = await ownedRun(c.env.DB, tenant, null, response_id);
+    const result = await callSession(c.env, tenant, stored.session_id, (stub) => stub.cancelRun({ tenant, session_id: stored.session_id }, response_id), {
+      idempotent: true,
+    });
+    return c.json(renderResponse(unwrap(result).run), 200);
+  })
+  .openapi(inputItemsRoute, async (c) => {
+    const { response_id } = c.req.valid("param");
+    const stored = await ownedRun(c.env.DB, c.get("tenant"), null, response_id);
+    return c.json(renderInputItems(renderRun(stored)), 200);
+  });

@@ -1,0 +1,35 @@
+import { describe, expect, it } from "vitest";
+import { createAgent } from "./support/http";
+import { agentryOpenAI } from "./support/openai-sdk";
+import { deliverRunMessages, holdRunQueue } from "./support/run-queue";
+
+describe("background responses", () => {
+  it("queues a background response, which retrieve shows queued until the queue runs it, then completed", async () => {
+    const agent = await createAgent();
+    const client = agentryOpenAI();
+    const conversation = `bg-${crypto.randomUUID()}`;
+    const held = await holdRunQueue(conversation);
+    const queued = await client.responses.create({ model: agent.id, input: "later", conversation, background: true });
+    expect(queued).toMatchObject({ status: "queued", output: [] });
+    expect((await client.responses.retrieve(queued.id)).status).toBe("queued");
+    expect(held).toHaveLength(1);
+    await deliverRunMessages(held);
+    const done = await client.responses.retrieve(queued.id);
+    expect(done).toMatchObject({ id: queued.id, status: "completed", output_text: "You said: later" });
+  });
+
+  it("cancels a queued response, which the queue then never runs; cancelling again answers the same", async () => {
+    const agent = await createAgent();
+    const client = agentryOpenAI();
+    const conversation = `bg-cancel-${crypto.randomUUID()}`;
+    const held = await holdRunQueue(conversation);
+    const queued = await client.responses.create({ model: agent.id, input: "never", conversation, background: true });
+    const cancelled = await client.responses.cancel(queued.id);
+    expect(cancelled).toMatchObject({ id: queued.id, status: "cancelled", output: [] });
+    await deliverRunMessages(held);
+    expect((await client.responses.retrieve(queued.id)).status).toBe("cancelled");
+    expect((await client.responses.cancel(queued.id)).status).toBe("cancelled");
+    const next = await client.responses.create({ model: agent.id, input: "after", conversation });
+    expect(next.output_text).toBe("You said: after");
+  });
+});

@@ -1,0 +1,57 @@
+import OpenAI from "openai";
+import type { FunctionTool } from "openai/resources/responses/responses";
+import { describe, expect, it } from "vitest";
+import { api, createAgent } from "./support/http";
+import { agentryOpenAI } from "./support/openai-sdk";
+
+const weather: FunctionTool = {
+  type: "function",
+  name: "get_weather",
+  description: "The weather in a city",
+  parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
+  strict: false,
+};
+
+describe("client function tools over /v1/responses", () => {
+  it("ends a response with function_call items, then continues it with function_call_output and previous_response_id", async () => {
+    const agent = await createAgent();
+    const client = agentryOpenAI();
+    const asked = await client.responses.create({ model: agent.id, input: '[[tool get_weather {"city":"Paris"}]] weather?', tools: [weather] });
+    expect(asked.status).toBe("completed");
+    expect(asked.output).toHaveLength(1);
+    const [call] = asked.output;
+    expect(call).toMatchObject({ type: "function_call", name: "get_weather", status: "completed" });
+    if (call?.type !== "function_call") throw new Error("expected a function_call item");
+    expect(JSON.parse(call.arguments)).toEqual({ city: "Paris" });
+
+    const answered = await client.responses.create({
+      model: agent.id,
+      previous_response_id: asked.id,
+      input: [{ type: "function_call_output", call_id: call.call_id, output: "sunny" }],
+      tools: [weather],
+    });
+    expect(answered).toMatchObject({ status: "completed", output_text: "You said: weather?\nget_weather returned: sunny" });
+
+    const next = await client.responses.create({ model: agent.id, previous_response_id: answered.id, input: "thanks" });
+    expect(next.output_text).toBe("You said: thanks");
+    const agentNow = await (await api(`/v1/agents/${agent.id}`)).json<{ tools: unknown[] }>();
+    expect(agentNow.tools).toEqual([]);
+  });
+
+  it("refuses a function tool named like one of the agent's tools, a strict tool, and outputs without previous_response_id", async () => {
+    const agent = await createAgent({ tools: [{ type: "builtin", name: "current_time" }] });
+    const client = agentryOpenAI();
+    const cases: [Record<string, unknown>, string][] = [
+      [{ tools: [{ ...weather, name: "current_time" }] }, "tools[0].name"],
+      [{ tools: [{ ...weather, strict: true }] }, "tools[0].strict"],
+      [{ tools: [{ type: "web_search" }] }, "tools[0].type"],
+      [{ input: [{ type: "function_call_output", call_id: "call_1", output: "x" }] }, "previous_response_id"],
+    ];
+    for (const [fields, param] of cases) {
+      const error = await client.responses.create({ model: agent.id, input: "hi", ...fields } as never).catch((e: unknown) => e);
+      expect(error, param).toBeInstanceOf(OpenAI.BadRequestError);
+      expect((error as InstanceType<typeof OpenAI.BadRequestError>).error, param).toMatchObject({ param });
+    }
+    expect((await (await api(`/v1/agents/${agent.id}/runs`)).json<{ data: unknown[] }>()).data).toEqual([]);
+  });
+});
