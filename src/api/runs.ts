@@ -2,7 +2,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { CLIENT_ID, newId } from "../core/ids";
 import { listRuns, ownedRun } from "../db/runs";
 import { parseInput, resolveInput } from "../media";
-import { isActive, renderRun, type RunAnswer } from "../session";
+import { renderRun, type RunAnswer } from "../session";
 import { idempotentPlan, idempotencyKeyHeaders } from "./idempotency";
 import { runOutputSchema } from "./run-output-schema";
 import { decodeCursor, listQuery, listSchema, page } from "./pagination";
