@@ -45,6 +45,7 @@ const responseParams = z.object({ response_id: z.string().regex(CLIENT_ID, "not 
 const createResponse = createRoute({
   method: "post",
   path: "/responses",
+  operationId: "createResponse",
   tags: ["openai-responses"],
   summary: "OpenAI Responses: run one turn of the agent named by `model`",
   security: bearerSecurity,
@@ -61,6 +62,7 @@ const createResponse = createRoute({
 const getResponse = createRoute({
   method: "get",
   path: "/responses/{response_id}",
+  operationId: "getResponse",
   tags: ["openai-responses"],
   summary: "OpenAI Responses: a response (its run) as it is now",
   security: bearerSecurity,
@@ -83,6 +85,7 @@ const getResponse = createRoute({
 const cancelResponse = createRoute({
   method: "post",
   path: "/responses/{response_id}/cancel",
+  operationId: "cancelResponse",
   tags: ["openai-responses"],
   summary: "OpenAI Responses: cancel a response (its run), queued or in progress; idempotent",
   security: bearerSecurity,
@@ -93,6 +96,7 @@ const cancelResponse = createRoute({
 const inputItemsRoute = createRoute({
   method: "get",
   path: "/responses/{response_id}/input_items",
+  operationId: "listResponseInputItems",
   tags: ["openai-responses"],
   summary: "OpenAI Responses: the input of a response (its run's input) as a list of one user message",
   security: bearerSecurity,
