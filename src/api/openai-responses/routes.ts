@@ -7,7 +7,7 @@ import { SSE_HEADERS } from "../events";
 import { currentRun } from "../current-run";
 import { ApiError, invalidFields } from "../errors";
 import { runOutputSchema } from "../run-output-schema";
-import { authErrors } from "../responses";
+import { authErrors, errorResponses } from "../responses";
 import { bearerSecurity, newRouter, type AppEnv } from "../router";
 import { runInput } from "../run-schemas";
 import { runnableAgent } from "../runnable-agent";
@@ -33,12 +33,19 @@ const responseSchema = z
   .openapi("OpenAIResponse", { description: "OpenAI's Response object; every field in docs/responses-api.md" });
 
 const openAiError = (description: string) => ({ description, content: { "application/json": { schema: openAiErrorSchema } } });
+/** The errors of every route of this surface, in OpenAI's shape. */
 const errors = {
   400: openAiError("A field Agentry refuses or does not serve; error.param names it"),
   404: openAiError("Unknown agent (model), response or conversation"),
-  409: openAiError("The session's turn is active (x-should-retry: false)"),
   401: openAiError(authErrors[401].description),
-  429: openAiError(authErrors[429].description),
+  429: { ...openAiError(authErrors[429].description), headers: authErrors[429].headers },
+  500: openAiError(authErrors[500].description),
+};
+/** A request that starts or changes a run: also a busy session, and a body over 25 MB (refused before routing, in Agentry's shape). */
+const writeErrors = {
+  ...errors,
+  409: openAiError("The session's turn is active (x-should-retry: false)"),
+  413: errorResponses[413],
 };
 const responseParams = z.object({ response_id: z.string().regex(CLIENT_ID, "not a valid response id") });
 
@@ -55,7 +62,7 @@ const createResponse = createRoute({
       description: "The response once its run has stopped, or (stream: true) its stream events",
       content: { "application/json": { schema: responseSchema }, "text/event-stream": { schema: z.string() } },
     },
-    ...errors,
+    ...writeErrors,
   },
 });
 
