@@ -7,6 +7,7 @@ import { count } from "./support/counts";
 import { invalidJsonValue, invalidQueryValue } from "./support/invalid-values";
 import { operations, type Operation } from "./support/routes";
 import { secretsIn } from "./support/secrets";
+import { isOpenAiPath } from "../../src/api/openai-responses/errors";
 
 /** Fixed so a failure reproduces; `FUZZ_SEED` in the results names it. */
 const SEED = 14_2026;
@@ -45,8 +46,11 @@ function ownedPath(path: string, owned: Owned): string {
   return path.replace(/\{([^}]+)\}/g, (_, name: string) => encodeURIComponent(ids[name] ?? name));
 }
 
-/** A JSON error body (API.md) in a 4xx, naming at least one field on a 400; returns what is wrong, or null. */
-function mishandled(response: Response, text: string): string | null {
+/**
+ * A JSON error body in a 4xx, naming at least one field on a 400 (API.md's `details.fields`, or on
+ * the OpenAI-compatible `/v1/responses` surface OpenAI's `error.param`); returns what is wrong, or null.
+ */
+function mishandled(response: Response, text: string, openAi: boolean, sent: unknown): string | null {
   if (response.status < 400 || response.status > 499) return `status ${response.status}: ${text.slice(0, 300)}`;
   if (!/application\/json/.test(response.headers.get("content-type") ?? "")) return `content-type ${response.headers.get("content-type")}`;
   let body: ErrorBody;
@@ -56,6 +60,13 @@ function mishandled(response: Response, text: string): string | null {
     return `not JSON: ${text.slice(0, 300)}`;
   }
   if (typeof body.error?.type !== "string" || typeof body.error.message !== "string") return `no error type/message: ${text.slice(0, 300)}`;
+  if (openAi) {
+    // Like OpenAI, a body that is not a JSON object (malformed, an array, a string) has no param to name.
+    const param = (body.error as { param?: unknown }).param;
+    const named = typeof param === "string" && param.length > 0;
+    const isObject = typeof sent === "object" && sent !== null && !Array.isArray(sent);
+    return response.status === 400 && isObject && !named ? `400 names no param: ${text.slice(0, 300)}` : null;
+  }
   if (response.status === 400 && !(body.error.details?.fields?.length && body.error.details.fields.every((f) => typeof f.path === "string" && f.path.length > 0))) {
     return `400 names no field: ${text.slice(0, 300)}`;
   }
@@ -155,7 +166,7 @@ async function fuzz(context: TestContext, kind: string, runs: number, arbitrary:
         count(context, "secrets", "answers_scanned");
         count(context, "secrets", "found", leaked.length);
         if (leaked.length) throw new Error(`${c.method} ${c.path}: a secret in the answer: ${text.slice(0, 300)}`);
-        const wrong = mishandled(response, text);
+        const wrong = mishandled(response, text, isOpenAiPath(c.path), c.body);
         if (wrong) throw new Error(`${c.method} ${c.path}: ${wrong}`);
       }),
       { numRuns: runs, seed: SEED, endOnFailure: true },
@@ -189,7 +200,8 @@ describe("bad input, fuzzed from the OpenAPI document", () => {
       context,
       "headers",
       RUNS.authorization,
-      fc.tuple(fc.constantFrom(...ops), fc.string({ unit: "grapheme-ascii", maxLength: 200 })).map(([op, value]) => ({
+      // Only /v1 routes take a token; `GET /health` answers anyone.
+      fc.tuple(fc.constantFrom(...ops.filter((op) => op.path.startsWith("/v1/"))), fc.string({ unit: "grapheme-ascii", maxLength: 200 })).map(([op, value]) => ({
         method: op.method,
         path: ownedPath(op.path, owned),
         headers: { authorization: value },

@@ -9,7 +9,7 @@ import { secretsIn } from "./support/secrets";
 const OWNER_CREDENTIAL_KEY = "owner-credential-key-4471";
 
 /** Routes served to anyone (no token): the API reference and the OpenAPI document. */
-const PUBLIC_ROUTES = new Set(["GET /", "GET /docs", "GET /openapi.json"]);
+const PUBLIC_ROUTES = new Set(["GET /", "GET /docs", "GET /docs/scalar.js", "GET /openapi.json", "GET /health"]);
 
 /** Routes only the operator's token may call (API.md: key management). */
 const ADMIN_ROUTES = new Set(["POST /v1/keys", "GET /v1/keys", "DELETE /v1/keys/:id"]);
@@ -56,6 +56,10 @@ function requestsFor(o: Owned): Record<string, { path: string; body?: unknown }>
     "GET /v1/agents/:agent_id/runs/:run_id/events": { path: `/v1/agents/${o.agent}/runs/${o.run}/events` },
     "GET /v1/sessions/:session_id/ws": { path: `/v1/sessions/${o.session}/ws` },
     "GET /v1/usage": { path: "/v1/usage" },
+    "POST /v1/responses": { path: "/v1/responses", body: { model: o.agent, input: "hi", conversation: o.session } },
+    "GET /v1/responses/:response_id": { path: `/v1/responses/${o.run}` },
+    "POST /v1/responses/:response_id/cancel": { path: `/v1/responses/${o.run}/cancel` },
+    "GET /v1/responses/:response_id/input_items": { path: `/v1/responses/${o.run}/input_items` },
   };
 }
 
@@ -108,7 +112,9 @@ describe("isolation over the whole route table", () => {
         if (method === "GET") for (const id of ownerIds) expect(text, route).not.toContain(id);
       } else {
         expect(response.status, `${route}: ${text}`).toBe(404);
-        expect(JSON.parse(text) as ErrorBody).toMatchObject({ error: { type: "not_found" } });
+        // The OpenAI-compatible surface answers OpenAI's error shape, with Agentry's type as its code.
+        const notFound = route.includes("/v1/responses") ? { error: { code: "not_found" } } : { error: { type: "not_found" } };
+        expect(JSON.parse(text) as ErrorBody).toMatchObject(notFound);
       }
     }
 
@@ -142,7 +148,8 @@ describe("isolation over the whole route table", () => {
       for (const [kind, token, headers] of bad) {
         const response = await send(method, request!, token, headers);
         expect(response.status, `${kind} ${method} ${path}`).toBe(401);
-        expect((await response.json<ErrorBody>()).error.type).toBe("unauthorized");
+        const unauthorized = path.startsWith("/v1/responses") ? { error: { code: "invalid_api_key" } } : { error: { type: "unauthorized" } };
+        expect(await response.json<ErrorBody>()).toMatchObject(unauthorized);
         count(context, "isolation", "bad_token_checks");
       }
     }
