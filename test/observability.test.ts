@@ -80,6 +80,7 @@ describe("health routes", () => {
       ok: true,
       version: packageJson.version,
       bindings: { DB: "ok", SESSION: "ok", MEDIA: "ok", RUNS: "ok" },
+      quarantined: 0,
     });
   });
 });

@@ -2,9 +2,10 @@ import { abortAllDurableObjects, runDurableObjectAlarm, runInDurableObject } fro
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { MAX_BATCH_CHARS, MAX_BATCH_STATEMENTS, QUARANTINE_AFTER } from "../src/session/store/mirror";
+import type { SessionStore } from "../src/session/store/session-store";
 import { storedEvents } from "./support/events";
 import { sessionStub, wrapSessionD1, type SeenStatement } from "./support/held-d1";
-import { createAgent } from "./support/http";
+import { api, createAgent, createTenantToken, expectInvalid } from "./support/http";
 import { runTurn } from "./support/runs";
 import { callsReceived } from "./support/tool-server";
 
@@ -74,6 +75,26 @@ describe("the outbox to D1", () => {
     expect(await mirroredEventSeqs(run.id)).toEqual((await storedEvents(agent.id, run.id)).map((e) => e.seq));
     const messages = await env.DB.prepare("SELECT role, content FROM messages WHERE session_id = ? ORDER BY idx").bind(sessionId).all<{ role: string; content: string }>();
     expect(messages.results.map((m) => m.role)).toEqual(["user", "assistant", "assistant"]);
+
+    // The operator sees it: listed by the admin route and counted by the admin's health check.
+    const listed = await api("/v1/quarantine?limit=100");
+    expect(listed.status).toBe(200);
+    const body = await listed.json<{ data: { tenant: string; session_id: string; statements: number; error: string }[]; total: number }>();
+    expect(body.data.filter((q) => q.session_id === sessionId)).toEqual([
+      expect.objectContaining({ tenant: "default", statements: 1, error: expect.stringContaining("SQLITE_TOOBIG") }),
+    ]);
+    expect(JSON.stringify(body)).not.toContain("POISON");
+    const health = await (await api("/v1/health")).json<{ quarantined: number }>();
+    expect(health.quarantined).toBe(body.total);
+  });
+
+  it("shows the quarantine to the operator only", async () => {
+    const tenantToken = await createTenantToken();
+    const refused = await api("/v1/quarantine", {}, tenantToken);
+    expect(refused.status).toBe(403);
+    const health = await (await api("/v1/health", {}, tenantToken)).json<Record<string, unknown>>();
+    expect(health).not.toHaveProperty("quarantined");
+    await expectInvalid(await api("/v1/quarantine?limit=0"), "query.limit");
   });
 
   it("keeps everything while D1 is down, quarantines nothing, and sends it all once D1 is back", async () => {
@@ -91,6 +112,12 @@ describe("the outbox to D1", () => {
     expect(during.quarantined).toEqual([]);
     expect(during.outboxTimer).toBe(true);
     expect(await mirroredStatus(run.id)).toBe(null);
+
+    // Retention prunes only what reached D1: with every event past its retention, the unsent ones stay.
+    await runInDurableObject(sessionStub(sessionId), (instance) => {
+      (instance as unknown as { core: { store: SessionStore } }).core.store.pruneEvents(new Date(Date.now() + 86_400_000).toISOString());
+    });
+    expect((await mirrorState(sessionId)).unmirroredEvents).toBe(during.unmirroredEvents);
 
     outage.down = false;
     await ringOutboxTimer(sessionId);

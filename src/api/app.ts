@@ -9,6 +9,7 @@ import type { AppEnv } from "./router";
 import { healthRoutes } from "./health";
 import { agentRoutes } from "./agents";
 import { keyRoutes } from "./keys";
+import { quarantineRoutes } from "./quarantine";
 import { credentialRoutes } from "./credentials";
 import { runRoutes } from "./runs";
 import { sessionRoutes } from "./sessions";
@@ -41,6 +42,7 @@ export function createApp() {
 
   app.route("/v1", healthRoutes);
   app.route("/v1", keyRoutes);
+  app.route("/v1", quarantineRoutes);
   app.route("/v1", agentRoutes);
   app.route("/v1", credentialRoutes);
   app.route("/v1", runRoutes);

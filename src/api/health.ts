@@ -1,5 +1,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { BUILD_VERSION } from "../core/version";
+import { countQuarantined } from "../db/quarantine";
 import { authErrors } from "./responses";
 import { bearerSecurity, newRouter } from "./router";
 
@@ -15,7 +16,14 @@ const health = createRoute({
       description: "The Worker answers and reports each binding",
       content: {
         "application/json": {
-          schema: z.object({ ok: z.boolean(), version: z.string(), bindings: z.record(z.string(), z.string()) }),
+          schema: z.object({
+            ok: z.boolean(),
+            version: z.string(),
+            bindings: z.record(z.string(), z.string()),
+            quarantined: z.number().int().optional().openapi({
+              description: "Admin only: mirror statements D1 rejected for good (listed by `GET /v1/quarantine`); absent when D1 does not answer",
+            }),
+          }),
         },
       },
     },
@@ -25,13 +33,15 @@ const health = createRoute({
 
 export const healthRoutes = newRouter().openapi(health, async (c) => {
   let db = "ok";
+  let quarantined: number | undefined;
   try {
-    await c.env.DB.prepare("SELECT 1").first();
+    if (c.get("isAdmin")) quarantined = await countQuarantined(c.env.DB);
+    else await c.env.DB.prepare("SELECT 1").first();
   } catch {
     db = "error";
   }
   const present = (binding: unknown) => (binding ? "ok" : "missing");
   const bindings = { DB: db, SESSION: present(c.env.SESSION), MEDIA: present(c.env.MEDIA), RUNS: present(c.env.RUNS) };
   const ok = Object.values(bindings).every((state) => state === "ok");
-  return c.json({ ok, version: BUILD_VERSION, bindings }, 200);
+  return c.json({ ok, version: BUILD_VERSION, bindings, ...(quarantined === undefined ? {} : { quarantined }) }, 200);
 });

@@ -182,3 +182,22 @@ export const credentials = sqliteTable(
   },
   (t) => [primaryKey({ columns: [t.tenant, t.id] }), index("credentials_list").on(t.tenant, t.createdAt, t.id)],
 );
+
+/**
+ * Mirror statements D1 rejected for good (src/session/store/mirror.ts): the statements stay in
+ * the session object's `quarantine` table; this row tells the operator (`GET /v1/quarantine`,
+ * the count in `GET /v1/health`) which session holds them, how many and D1's error.
+ */
+export const mirrorQuarantine = sqliteTable(
+  "mirror_quarantine",
+  {
+    tenant: text().notNull(),
+    sessionId: text().notNull(),
+    /** The entry's id in the object's `quarantine` table. */
+    id: integer().notNull(),
+    statements: integer().notNull(),
+    error: text().notNull(),
+    at: text().notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.tenant, t.sessionId, t.id] }), index("mirror_quarantine_at").on(t.at)],
+);

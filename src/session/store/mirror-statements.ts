@@ -70,11 +70,27 @@ export const mirrorLastSeq = (tenant: string, sessionId: string, lastSeq: number
   params: [lastSeq, tenant, sessionId],
 });
 
+/** Tells the operator that a statement was set aside (db/schema.ts, `mirror_quarantine`). */
+export const mirrorQuarantined = (
+  tenant: string,
+  sessionId: string,
+  q: { id: number; statements: number; error: string; at: string },
+): MirrorStatement => ({
+  sql: `${QUARANTINE_RECORD} (tenant, session_id, id, statements, error, at) VALUES (?, ?, ?, ?, ?, ?)`,
+  params: [tenant, sessionId, q.id, q.statements, q.error.slice(0, 500), q.at],
+});
+
+const QUARANTINE_RECORD = "INSERT OR IGNORE INTO mirror_quarantine";
+
+/** Whether a statement is a quarantine record (one that is itself rejected is not recorded again). */
+export const isQuarantineRecord = (statement: MirrorStatement) => statement.sql.startsWith(QUARANTINE_RECORD);
+
 /** Removes a session's rows from the mirror. */
 export const deleteSessionRows = (tenant: string, sessionId: string): MirrorStatement[] => [
   { sql: "DELETE FROM events WHERE tenant = ? AND session_id = ?", params: [tenant, sessionId] },
   { sql: "DELETE FROM compactions WHERE tenant = ? AND session_id = ?", params: [tenant, sessionId] },
   { sql: "DELETE FROM messages WHERE tenant = ? AND session_id = ?", params: [tenant, sessionId] },
   { sql: "DELETE FROM runs WHERE tenant = ? AND session_id = ?", params: [tenant, sessionId] },
+  { sql: "DELETE FROM mirror_quarantine WHERE tenant = ? AND session_id = ?", params: [tenant, sessionId] },
   { sql: "DELETE FROM sessions WHERE tenant = ? AND id = ?", params: [tenant, sessionId] },
 ];

@@ -1,6 +1,6 @@
 import { nowIso } from "../../core/ids";
 import { log } from "../../core/log";
-import { mirrorEvents, mirrorLastSeq } from "./mirror-statements";
+import { isQuarantineRecord, mirrorEvents, mirrorLastSeq, mirrorQuarantined } from "./mirror-statements";
 import type { MirrorStatement, SessionStore } from "./session-store";
 
 /**
@@ -30,7 +30,7 @@ const sizeOf = (statements: MirrorStatement[]) =>
  * depends on memory). Batches are bounded (above). A failed batch is retried one unit at a
  * time; a unit that fails alone while D1 answers a probe is D1 rejecting it, and after
  * QUARANTINE_AFTER such failures it is moved to the `quarantine` table, logged
- * (`outbox_quarantined`) and skipped. A failure while D1 does not answer is transient: the
+ * (`outbox_quarantined`), recorded in D1's `mirror_quarantine` for the operator and skipped. A failure while D1 does not answer is transient: the
  * caller retries on the alarm.
  */
 export class Mirror {
@@ -96,8 +96,15 @@ export class Mirror {
     this.rejections.set(key, count);
     log({ event: "outbox_failed", session_id: sessionId, statements: unit.statements.length, message, rejected: count });
     if (count < QUARANTINE_AFTER) return false;
-    this.store.quarantine(unit.statements, message, nowIso());
+    const at = nowIso();
+    const id = this.store.quarantine(unit.statements, message, at);
     if (unit.entryId !== null) this.store.removeOutboxEntry(unit.entryId);
+    // The operator learns of it through D1 (which answers: the probe went through); a record
+    // that D1 rejects in turn is kept in the object only.
+    if (!unit.statements.every(isQuarantineRecord)) {
+      const tenant = this.store.getMeta("tenant") ?? "";
+      this.store.enqueueMirror([mirrorQuarantined(tenant, sessionId, { id, statements: unit.statements.length, error: message, at })]);
+    }
     if (unit.lastSeq !== null) this.store.setMeta("events_mirrored", String(unit.lastSeq));
     this.rejections.delete(key);
     log({ event: "outbox_quarantined", session_id: sessionId, statements: unit.statements.length, message });

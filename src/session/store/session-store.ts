@@ -222,9 +222,11 @@ export class SessionStore {
   }
 
   /** Keeps statements D1 rejects for good aside, with D1's error: they no longer block the rest. */
-  quarantine(statements: MirrorStatement[], error: string, at: string): void {
+  quarantine(statements: MirrorStatement[], error: string, at: string): number {
     this.sql.exec(MIRROR_SCHEMA);
-    this.sql.exec("INSERT INTO quarantine (statements, error, at) VALUES (?, ?, ?)", JSON.stringify(statements), error, at);
+    return this.sql
+      .exec<{ id: number }>("INSERT INTO quarantine (statements, error, at) VALUES (?, ?, ?) RETURNING id", JSON.stringify(statements), error, at)
+      .one().id;
   }
 
   /** Removes one outbox entry. */
@@ -269,10 +271,11 @@ export class SessionStore {
     this.sql.exec(EVENTS_SCHEMA);
   }
 
-  /** Deletes stored events created before `before` (ISO time). */
+  /** Deletes stored events created before `before` (ISO time) that reached the D1 mirror. */
   pruneEvents(before: string): void {
     this.sql.exec(EVENTS_SCHEMA);
-    this.sql.exec("DELETE FROM events WHERE created_at < ?", before);
+    const mirrored = Number(this.getMeta("events_mirrored") ?? "0");
+    this.sql.exec("DELETE FROM events WHERE created_at < ? AND seq <= ?", before, mirrored);
   }
 
   /** Up to `limit` stored events after `after` in seq order, of one run or (null) of the whole session. */
