@@ -124,6 +124,31 @@ describe("the edges of a run", () => {
     expect(types.filter((t) => t.startsWith("run_"))).toEqual(["run_started", "run_paused", "run_continued", "run_completed"]);
   });
 
+  it("starts the next turn's run after the last run's terminal event, even when the turn was released before it went out", async () => {
+    const agent = await createAgent();
+    const sessionId = sessionIdFor("run-order");
+    const held = await holdD1Batch(sessionId, writesRunStatus("completed"));
+    expect((await postRun(agent.id, { input: "the first turn", session_id: sessionId, background: true })).status).toBe(202);
+    await held.reached;
+
+    // The first run is finished in the object and the turn is free; its run_completed waits on D1.
+    const firstId = await onlyRunOf(agent.id, sessionId);
+    const entered = nextEntry(held.instance);
+    const next = postRun(agent.id, { input: "the next turn", session_id: sessionId, background: true });
+    await entered;
+    held.release();
+    const accepted = await next;
+    expect(accepted.status).toBe(202);
+    const nextId = (await accepted.json<{ run_id: string }>()).run_id;
+    expect((await (await api(`/v1/agents/${agent.id}/runs/${nextId}?wait=30`)).json<Run>()).status).toBe("completed");
+
+    const first = await storedEvents(agent.id, firstId);
+    const second = await storedEvents(agent.id, nextId);
+    expect(first.at(-1)!.type).toBe("run_completed");
+    expect(second[0]!.type).toBe("run_started");
+    expect(second[0]!.seq).toBeGreaterThan(first.at(-1)!.seq);
+  });
+
   it("creates the fork on a retry with the same Idempotency-Key after the first attempt was refused", async () => {
     const agent = await createAgent({ tools: [askUser] });
     const sessionId = sessionIdFor("fork-retry");
