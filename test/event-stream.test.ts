@@ -36,11 +36,12 @@ describe("replayStream", () => {
     hub.publish(event(4));
     hub.publish(event(9, "content_delta", "run_other"));
     log.release();
-    await new Promise((resolve) => setTimeout(resolve, 10));
+    const reader = new SseReader(new Response(stream));
+    const replayed = await reader.take(4);
     hub.publish(event(5));
     hub.publish(event(6, "run_completed"));
     hub.publish(event(7));
-    expect(await seqsOf(stream)).toEqual([
+    expect([...replayed, ...(await reader.rest())].map((e) => [e.seq, e.type])).toEqual([
       [1, "content_delta"],
       [2, "content_delta"],
       [3, "content_delta"],
@@ -69,9 +70,10 @@ describe("replayStream", () => {
     const log = heldLog([[event(1), event(2, "run_paused"), event(3, "run_continued")]]);
     const stream = replayStream({ hub, runId: "run_a", after: 1, read: log.read, isLive: () => true });
     log.release();
-    await new Promise((resolve) => setTimeout(resolve, 10));
+    const reader = new SseReader(new Response(stream));
+    const replayed = await reader.take(2);
     hub.publish(event(4, "run_completed"));
-    expect(await seqsOf(stream)).toEqual([
+    expect([...replayed, ...(await reader.rest())].map((e) => [e.seq, e.type])).toEqual([
       [2, "run_paused"],
       [3, "run_continued"],
       [4, "run_completed"],
@@ -92,9 +94,10 @@ describe("replayStream", () => {
     const resumed = replayStream({ hub, runId: "run_a", after: 0, read: paused.read, isLive: () => false });
     hub.publish(event(2, "run_continued"));
     paused.release();
-    await new Promise((resolve) => setTimeout(resolve, 10));
+    const reader = new SseReader(new Response(resumed));
+    const replayed = await reader.take(2);
     hub.publish(event(3, "run_completed"));
-    expect(await seqsOf(resumed)).toEqual([
+    expect([...replayed, ...(await reader.rest())].map((e) => [e.seq, e.type])).toEqual([
       [1, "run_paused"],
       [2, "run_continued"],
       [3, "run_completed"],
@@ -112,8 +115,9 @@ describe("replayStream", () => {
     await reader.cancel();
     expect(hub.size).toBe(1);
     hub.publish(event(2));
-    await new Promise((resolve) => setTimeout(resolve, 10));
-    // The failed write closed the sink, which removed its subscriber.
+    // The failed write closes the sink, which removes its subscriber.
+    const deadline = Date.now() + 5_000;
+    while (hub.size > 0 && Date.now() < deadline) await scheduler.wait(1);
     expect(hub.size).toBe(0);
   });
 });
