@@ -6,8 +6,9 @@ import type { RunMessage } from "../../src/session/run/run-message";
 
 export type { RunMessage };
 
-/** The session object's stub, as the Worker names it (`tenant/session_id`). */
-export const sessionStub = (sessionId: string, tenant = "default") => env.SESSION.get(env.SESSION.idFromName(`${tenant}/${sessionId}`));
+import { sessionStub } from "./held-d1";
+
+export { sessionStub };
 
 /**
  * Keeps a session's background-run messages away from the real test queue, whose consumer would
