@@ -76,7 +76,7 @@ function mishandled(response: Response, text: string, openAi: boolean, sent: unk
 /** Arbitraries of bad requests to one operation: bodies, missing fields, content types, headers, query and path values. */
 function badRequests(op: Operation, owned: Owned): { kind: string; runs: number; arbitrary: fc.Arbitrary<Case> }[] {
   const path = ownedPath(op.path, owned);
-  const token = op.path.startsWith("/v1/keys") ? ADMIN_TOKEN : undefined;
+  const token = op.path.startsWith("/v1/keys") || op.path === "/v1/quarantine" ? ADMIN_TOKEN : undefined;
   const out: { kind: string; runs: number; arbitrary: fc.Arbitrary<Case> }[] = [];
   const fuzzable = Object.entries(op.body?.properties ?? {}).flatMap(([name, schema]) => {
     const invalid = invalidJsonValue(schema);

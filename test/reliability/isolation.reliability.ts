@@ -12,7 +12,7 @@ const OWNER_CREDENTIAL_KEY = "owner-credential-key-4471";
 const PUBLIC_ROUTES = new Set(["GET /", "GET /docs", "GET /docs/scalar.js", "GET /openapi.json", "GET /health"]);
 
 /** Routes only the operator's token may call (API.md: key management). */
-const ADMIN_ROUTES = new Set(["POST /v1/keys", "GET /v1/keys", "DELETE /v1/keys/:id"]);
+const ADMIN_ROUTES = new Set(["POST /v1/keys", "GET /v1/keys", "DELETE /v1/keys/:id", "GET /v1/quarantine"]);
 
 /**
  * Routes that list the caller's own data: the foreign tenant gets 200 and none of the owner's ids.
@@ -29,6 +29,7 @@ function requestsFor(o: Owned): Record<string, { path: string; body?: unknown }>
     "GET /v1/health": { path: "/v1/health" },
     "POST /v1/keys": { path: "/v1/keys", body: { tenant: "stolen", name: "x" } },
     "GET /v1/keys": { path: "/v1/keys" },
+    "GET /v1/quarantine": { path: "/v1/quarantine" },
     "DELETE /v1/keys/:id": { path: `/v1/keys/${o.keyId}` },
     "POST /v1/agents": { path: "/v1/agents", body: { name: "own", provider: "mock", model: "m" } },
     "GET /v1/agents": { path: "/v1/agents" },
