@@ -71,3 +71,6 @@ export function createApp() {
 export function errorResponse(error: unknown): Response {
   return asApiError(error).toResponse();
 }
+
+/** The type of the Worker's Hono app (for `hc<AppType>` and typed helpers); the typed client in `client/` is typed from the OpenAPI document. */
+export type AppType = ReturnType<typeof createApp>;

@@ -1,0 +1,239 @@
+import { AgentryError, AgentryStreamError } from "./errors.ts";
+import { isTerminalEvent, type AgentryEvent } from "./events.ts";
+import type { components } from "./openapi";
+import { sseEvents } from "./sse.ts";
+
+export { AgentryError, AgentryStreamError, type FieldError } from "./errors.ts";
+export { EVENT_TYPES, TERMINAL_EVENTS, isTerminalEvent, type AgentryEvent, type AgentryEventType } from "./events.ts";
+export type { components, paths, operations } from "./openapi";
+
+type Schemas = components["schemas"];
+export type Agent = Schemas["Agent"];
+export type AgentCreate = Schemas["AgentCreate"];
+export type Run = Schemas["Run"];
+export type Checkpoint = Schemas["Checkpoint"];
+export type ToolResult = Schemas["ContinueRun"]["tool_results"] extends (infer R)[] | undefined ? R : never;
+/** The body of `POST …/runs`, without `stream` and `background` (each helper sets them). */
+export type RunRequest = Omit<Schemas["CreateRun"], "stream" | "background">;
+/** The body of `POST …/runs/{id}/continue`, without `stream` and `background`. */
+export type ContinueRequest = Omit<Schemas["ContinueRun"], "stream" | "background">;
+/** The 202 answer of a background run. */
+export type BackgroundRun = { run_id: string; session_id: string; status: Run["status"] };
+
+/** Any fetch: the global one, or a test's (`SELF.fetch`, a wrapper that cuts connections). */
+export type FetchLike = (request: Request) => Promise<Response>;
+
+export type AgentryClientOptions = {
+  /** The Worker's origin, e.g. `http://127.0.0.1:8787` or `https://agentry.example.workers.dev`. */
+  baseUrl: string;
+  /** A tenant key (`POST /v1/keys`) or, for the operator, the admin token. */
+  token: string;
+  /** Defaults to the global `fetch`. */
+  fetch?: FetchLike;
+  /** How many times in a row a stream is resumed after a dropped connection before giving up (default 5). */
+  maxStreamRetries?: number;
+  /** The wait before the first resume, doubled at each failed try up to 10 s (default 250 ms). */
+  retryDelayMs?: number;
+};
+
+/** Per-call options of the helpers that start or continue a run. */
+export type CallOptions = { idempotencyKey?: string; signal?: AbortSignal };
+
+/** A run has stopped (for now) in one of these states; `paused` waits for tool results. */
+const STOPPED: ReadonlySet<string> = new Set(["completed", "error", "cancelled", "paused"]);
+
+/**
+ * A typed client of Agentry's HTTP API (docs/api.md), with helpers for the common flows. Every
+ * non-2xx answer is thrown as an `AgentryError` (status, type, fields).
+ */
+export class AgentryClient {
+  private readonly baseUrl: string;
+  private readonly token: string;
+  private readonly fetcher: FetchLike;
+  private readonly maxStreamRetries: number;
+  private readonly retryDelayMs: number;
+
+  constructor(options: AgentryClientOptions) {
+    this.baseUrl = options.baseUrl.replace(/\/+$/, "");
+    this.token = options.token;
+    this.fetcher = options.fetch ?? ((request) => fetch(request));
+    this.maxStreamRetries = options.maxStreamRetries ?? 5;
+    this.retryDelayMs = options.retryDelayMs ?? 250;
+  }
+
+  // ── agents ────────────────────────────────────────────────────────────
+
+  createAgent(body: AgentCreate): Promise<Agent> {
+    return this.json("POST", "/v1/agents", body);
+  }
+
+  getAgent(agentId: string): Promise<Agent> {
+    return this.json("GET", `/v1/agents/${enc(agentId)}`);
+  }
+
+  // ── runs ──────────────────────────────────────────────────────────────
+
+  /** Runs one turn and answers the Run once it has stopped (`completed`, `error`, `paused`, …). */
+  run(agentId: string, body: RunRequest, options: CallOptions = {}): Promise<Run> {
+    return this.json("POST", `/v1/agents/${enc(agentId)}/runs`, { ...body, stream: false, background: false }, options);
+  }
+
+  /** Starts a turn in the background (`202`): the queue runs it; follow it with `waitForRun` or `streamEvents`. */
+  runInBackground(agentId: string, body: RunRequest, options: CallOptions = {}): Promise<BackgroundRun> {
+    return this.json("POST", `/v1/agents/${enc(agentId)}/runs`, { ...body, stream: false, background: true }, options);
+  }
+
+  getRun(agentId: string, runId: string, options: { waitSeconds?: number; signal?: AbortSignal } = {}): Promise<Run> {
+    const wait = options.waitSeconds === undefined ? "" : `?wait=${options.waitSeconds}`;
+    return this.json("GET", `/v1/agents/${enc(agentId)}/runs/${enc(runId)}${wait}`, undefined, { signal: options.signal });
+  }
+
+  /**
+   * Waits for a run to stop, long-polling `GET …/runs/{id}?wait=` (at most 60 s a request).
+   * Answers the Run once it has stopped, or as it is when `timeoutSeconds` (default: none) has passed.
+   */
+  async waitForRun(agentId: string, runId: string, options: { timeoutSeconds?: number; signal?: AbortSignal } = {}): Promise<Run> {
+    const deadline = options.timeoutSeconds === undefined ? Infinity : Date.now() + options.timeoutSeconds * 1000;
+    for (;;) {
+      const left = Math.ceil((deadline - Date.now()) / 1000);
+      const run = await this.getRun(agentId, runId, { waitSeconds: Math.max(0, Math.min(60, left)), signal: options.signal });
+      if (STOPPED.has(run.status) || left <= 0) return run;
+    }
+  }
+
+  /** Cancels a run (idempotent: a finished run is answered as it is). */
+  cancel(agentId: string, runId: string): Promise<Run> {
+    return this.json("POST", `/v1/agents/${enc(agentId)}/runs/${enc(runId)}/cancel`, {});
+  }
+
+  /** `continue` (docs/run-tree.md), blocking: resume a paused run, or branch a finished one. */
+  continueRun(agentId: string, runId: string, body: ContinueRequest, options: CallOptions = {}): Promise<Run> {
+    return this.json("POST", `/v1/agents/${enc(agentId)}/runs/${enc(runId)}/continue`, { ...body, stream: false, background: false }, options);
+  }
+
+  /** Resumes a paused run with the results of its client tools (`required_actions`), blocking. */
+  submitToolResults(agentId: string, runId: string, toolResults: ToolResult[], options: CallOptions = {}): Promise<Run> {
+    return this.continueRun(agentId, runId, { tool_results: toolResults }, options);
+  }
+
+  /**
+   * Forks a finished run from one of its checkpoints (`"end"` by default) into a new run with a
+   * new `input`, blocking. The fork becomes the session's head; the source run is unchanged.
+   */
+  fork(agentId: string, runId: string, body: { checkpoint?: string; input: ContinueRequest["input"]; metadata?: ContinueRequest["metadata"] }, options: CallOptions = {}): Promise<Run> {
+    return this.continueRun(agentId, runId, { continue_from: body.checkpoint ?? "end", fork: true, input: body.input, metadata: body.metadata }, options);
+  }
+
+  listCheckpoints(agentId: string, runId: string): Promise<Checkpoint[]> {
+    return this.json<{ data: Checkpoint[] }>("GET", `/v1/agents/${enc(agentId)}/runs/${enc(runId)}/checkpoints`).then((page) => page.data);
+  }
+
+  // ── streams ───────────────────────────────────────────────────────────
+
+  /**
+   * Runs one turn and yields its events as they happen, until its terminal event. A dropped
+   * connection is resumed from the last `seq` seen (`Last-Event-ID` on the run's events route):
+   * every event is yielded once, in seq order.
+   */
+  stream(agentId: string, body: RunRequest, options: CallOptions = {}): AsyncGenerator<AgentryEvent> {
+    const open = () => this.send("POST", `/v1/agents/${enc(agentId)}/runs`, { ...body, stream: true, background: false }, options, true);
+    return this.resumable(agentId, open, null, 0, options.signal);
+  }
+
+  /** `continue` with `stream: true`, resumed like `stream`. */
+  streamContinue(agentId: string, runId: string, body: ContinueRequest, options: CallOptions = {}): AsyncGenerator<AgentryEvent> {
+    const open = () => this.send("POST", `/v1/agents/${enc(agentId)}/runs/${enc(runId)}/continue`, { ...body, stream: true, background: false }, options, true);
+    return this.resumable(agentId, open, null, 0, options.signal);
+  }
+
+  /**
+   * Follows an existing run (a background one, or one a reload lost): its stored events after
+   * `after` (default 0: all), then the live ones, until the terminal event of its current
+   * stretch; resumed across dropped connections like `stream`.
+   */
+  streamEvents(agentId: string, runId: string, options: { after?: number; signal?: AbortSignal } = {}): AsyncGenerator<AgentryEvent> {
+    const after = options.after ?? 0;
+    return this.resumable(agentId, () => this.openEvents(agentId, runId, after, options.signal), runId, after, options.signal);
+  }
+
+  /** The stored events of a run after `after`, as JSON (no live ones). */
+  listEvents(agentId: string, runId: string, options: { after?: number } = {}): Promise<AgentryEvent[]> {
+    const after = options.after === undefined ? "" : `?after=${options.after}`;
+    return this.json<{ data: AgentryEvent[] }>("GET", `/v1/agents/${enc(agentId)}/runs/${enc(runId)}/events${after}`).then((page) => page.data);
+  }
+
+  private openEvents(agentId: string, runId: string, after: number, signal?: AbortSignal): Promise<Response> {
+    const headers = { accept: "text/event-stream", "last-event-id": String(after) };
+    return this.send("GET", `/v1/agents/${enc(agentId)}/runs/${enc(runId)}/events`, undefined, { signal }, true, headers);
+  }
+
+  private async *resumable(
+    agentId: string,
+    open: () => Promise<Response>,
+    knownRunId: string | null,
+    after: number,
+    signal: AbortSignal | undefined,
+  ): AsyncGenerator<AgentryEvent> {
+    let runId = knownRunId;
+    let lastSeq = after;
+    let failures = 0;
+    let response = await open();
+    for (;;) {
+      let cause: unknown = new Error("the stream ended before the run's terminal event");
+      try {
+        if (!response.body) throw new Error("the answer has no body");
+        for await (const event of sseEvents(response.body, signal)) {
+          if (event.seq <= lastSeq) continue;
+          runId ??= event.run_id;
+          lastSeq = event.seq;
+          failures = 0;
+          yield event;
+          if (event.run_id === runId && isTerminalEvent(event)) return;
+        }
+      } catch (error) {
+        cause = error;
+      }
+      if (signal?.aborted) throw signal.reason;
+      if (runId === null) throw new AgentryStreamError("the stream broke before its first event: there is no seq to resume from", cause);
+      for (;;) {
+        if (++failures > this.maxStreamRetries) throw new AgentryStreamError(`the stream of ${runId} could not be resumed after ${this.maxStreamRetries} tries`, cause);
+        await delay(Math.min(this.retryDelayMs * 2 ** (failures - 1), 10_000));
+        try {
+          response = await this.openEvents(agentId, runId, lastSeq, signal);
+          break;
+        } catch (error) {
+          // A 4xx other than 429 will not change on retry: the run is gone or the token no longer works.
+          if (error instanceof AgentryError && error.status < 500 && error.status !== 429) throw error;
+          if (signal?.aborted) throw signal.reason;
+          cause = error;
+        }
+      }
+    }
+  }
+
+  // ── transport ─────────────────────────────────────────────────────────
+
+  private async json<T>(method: string, path: string, body?: unknown, options: CallOptions = {}): Promise<T> {
+    const response = await this.send(method, path, body, options, false);
+    return (await response.json()) as T;
+  }
+
+  /** Sends one request; a non-2xx answer is thrown as an AgentryError. */
+  private async send(method: string, path: string, body: unknown, options: CallOptions, sse: boolean, extra: Record<string, string> = {}): Promise<Response> {
+    const headers = new Headers({ authorization: `Bearer ${this.token}`, accept: sse ? "text/event-stream" : "application/json", ...extra });
+    if (body !== undefined) headers.set("content-type", "application/json");
+    if (options.idempotencyKey) headers.set("idempotency-key", options.idempotencyKey);
+    const request = new Request(`${this.baseUrl}${path}`, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+      signal: options.signal,
+    });
+    const response = await this.fetcher(request);
+    if (!response.ok) throw await AgentryError.from(response);
+    return response;
+  }
+}
+
+const enc = encodeURIComponent;
+const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
