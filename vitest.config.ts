@@ -1,11 +1,13 @@
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
 import { copyDocsViewer } from "./scripts/copy-docs-viewer.mjs";
+import { readmeExamplePlugin } from "./test/node/readme-example-plugin.ts";
 
 copyDocsViewer();
 
 export default defineConfig({
   plugins: [
+    readmeExamplePlugin(import.meta.dirname),
     cloudflareTest(async ({ inject }) => ({
       wrangler: { configPath: "./wrangler.toml" },
       miniflare: {
