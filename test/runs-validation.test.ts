@@ -21,6 +21,16 @@ async function expectRejected(response: Response, status: number, path?: string)
 }
 
 describe("bad input on the runs and sessions routes", () => {
+  it("refuses a fork whose input would not fit in a stored row, and stores nothing", async () => {
+    const agent = await createAgent();
+    const source = await runTurn(agent.id, { input: "the source" });
+    const before = await tableCounts();
+    const fork = await api(`/v1/agents/${agent.id}/runs/${source.id}/continue`, { body: { fork: true, input: "€".repeat(600_000) } });
+    const body = await expectRejected(fork, 413, "input");
+    expect(body.error.message).toMatch(/over the limit of 1500000/);
+    expect(await tableCounts()).toEqual(before);
+  });
+
   it("answers 4xx JSON naming the field, and stores nothing", async () => {
     const agent = await createAgent({ tools: [{ type: "client", name: "ask", parameters: { type: "object", properties: {} } }] });
     const paused = await runTurn(agent.id, { input: "[[tool ask {}]]" });
@@ -46,6 +56,9 @@ describe("bad input on the runs and sessions routes", () => {
       [`${runs}/${paused.id}/continue`, { body: "null", headers: { "content-type": "application/json" } }, 400, "body"],
       [runs, { body: "input=hi", headers: { "content-type": "application/x-www-form-urlencoded" } }, 400, "content-type"],
       [runs, { body: { input: "x".repeat(1_000_001) } }, 413],
+      // Under the character limit but over a row once stored: 600,000 three-byte characters are 1.8 MB of UTF-8.
+      [runs, { body: { input: "€".repeat(600_000) } }, 413, "input"],
+      [runs, { body: { input: [{ type: "text", text: "€".repeat(300_000) }, { type: "text", text: "€".repeat(300_000) }] } }, 413, "input"],
       [`${runs}?limit=0`, {}, 400, "query.limit"],
       [`${runs}?limit=101`, {}, 400, "query.limit"],
       [`${runs}?status=done`, {}, 400, "query.status"],

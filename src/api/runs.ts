@@ -13,7 +13,7 @@ import { startWithMedia } from "./run-input";
 import { startTurn } from "./start-turn";
 import { currentRun } from "./current-run";
 import { runnableAgent } from "./runnable-agent";
-import { assertStorable } from "./stored-limits";
+import { assertRunRecordFits, assertStorable } from "./stored-limits";
 import { callSession, unwrap } from "./session-client";
 
 /** How long a replayed continue waits for the run to stop before answering its state. */
@@ -196,7 +196,10 @@ export const runRoutes = newRouter()
     const stored = await ownedRun(c.env.DB, tenant, agent_id, run_id);
     const agent = await runnableAgent(c.env, tenant, agent_id);
     // A branch's input is checked and its media stored exactly as a turn's.
-    const parts = body.input === undefined ? null : await resolveInput(parseInput(body.input, c.env.ENVIRONMENT), c.env.ENVIRONMENT);
+    const parsed = body.input === undefined ? null : parseInput(body.input, c.env.ENVIRONMENT);
+    // A branch stores its agent, input and metadata as a turn does (its output schema is the source run's).
+    assertRunRecordFits({ agent, input: parsed ?? [], output_schema: null, metadata: body.metadata });
+    const parts = parsed === null ? null : await resolveInput(parsed, c.env.ENVIRONMENT);
     const identity = { tenant, session_id: stored.session_id };
     const { plan, replay } = await idempotentPlan(c, body, { run_id: newId("run") }, z.object({ run_id: z.string() }));
     // Only a paused run takes tool_results, and only in place: a retried branch is asked for again

@@ -7,6 +7,7 @@ import { z } from "@hono/zod-openapi";
 import { idempotentPlan } from "./idempotency";
 import type { AppEnv } from "./router";
 import { startWithMedia } from "./run-input";
+import { assertRunRecordFits } from "./stored-limits";
 import { runnableAgent } from "./runnable-agent";
 import { callSession } from "./session-client";
 
@@ -36,6 +37,7 @@ export async function startTurn(c: Context<AppEnv>, idempotencyBody: unknown, tu
   const tenant = c.get("tenant");
   const found = await runnableAgent(c.env, tenant, turn.agent_id);
   const agent = turn.adapt ? turn.adapt(found) : found;
+  assertRunRecordFits({ agent, input: parsed, output_schema: turn.output_schema, metadata: turn.metadata });
   const parts = await resolveInput(parsed, c.env.ENVIRONMENT);
   const { plan } = await idempotentPlan(c, idempotencyBody, { session_id: turn.session_id ?? newId("ses"), run_id: newId("run") }, turnPlan);
   // Media are written to R2 only now, every check passed, and deleted again if the session refuses the turn.

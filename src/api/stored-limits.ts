@@ -7,6 +7,39 @@ export const MAX_RUN_METADATA_BYTES = 64_000;
 const utf8Bytes = (value: unknown) => new TextEncoder().encode(JSON.stringify(value)).byteLength;
 
 /**
+ * Bytes (UTF-8 JSON, as stored) that a run's write-once values may take together: the agent's
+ * snapshot, the text of its input, its `output_schema` and `metadata` all live in the run's
+ * record (the text also in the transcript row of the user's message), and D1 and Durable Object
+ * SQLite refuse a row over 2 MB. The rest of the 2 MB is left to what the run adds (output,
+ * checkpoints, required actions, metrics).
+ */
+export const MAX_RUN_RECORD_BYTES = 1_500_000;
+
+/** What a new run stores once: its agent, input text, output schema and metadata. */
+export type RunRecordParts = { agent: unknown; input: readonly { type: string; text?: string }[]; output_schema: unknown; metadata: unknown };
+
+/**
+ * Refuses, before anything is stored, a run whose write-once values would not fit in one row
+ * (`413 payload_too_large` naming `input`, the one field of the request that a client can shrink
+ * for this agent): a 1,000,000-character input is 1 MB of ASCII but up to 4 MB of UTF-8.
+ */
+export function assertRunRecordFits(parts: RunRecordParts): void {
+  const text = parts.input.flatMap((p) => (p.type === "text" && p.text !== undefined ? [p.text] : []));
+  const sizes = {
+    agent: utf8Bytes(parts.agent),
+    input: utf8Bytes(text),
+    output_schema: utf8Bytes(parts.output_schema ?? null),
+    metadata: utf8Bytes(parts.metadata ?? {}),
+  };
+  const total = sizes.agent + sizes.input + sizes.output_schema + sizes.metadata;
+  if (total <= MAX_RUN_RECORD_BYTES) return;
+  const message =
+    `The run would store ${total} bytes (agent ${sizes.agent}, input text ${sizes.input}, output_schema ${sizes.output_schema}, ` +
+    `metadata ${sizes.metadata}), over the limit of ${MAX_RUN_RECORD_BYTES}`;
+  throw new ApiError("payload_too_large", message, { fields: [{ path: "input", message }] });
+}
+
+/**
  * Fields a run request stores that are over their limits (docs/runs.md, Limits): `413
  * payload_too_large` naming each in `details.fields`. Nesting depth was checked before parsing
  * (json-depth-guard.ts), so the values serialise safely here.
