@@ -29,11 +29,14 @@ async function streamOnce(client, messages) {
       stopReason = event.delta.stop_reason ?? stopReason;
     }
   }
-  const content = blocks.map((block, i) =>
-    block.type === "tool_use" ? { type: "tool_use", id: block.id, name: block.name, input: json[i] ? JSON.parse(json[i]) : {} }
-      : block.type === "text" ? { type: "text", text: block.text }
-      : block,
-  );
+  const content = blocks
+    .map((block, i) =>
+      block.type === "tool_use" ? { type: "tool_use", id: block.id, name: block.name, input: json[i] ? JSON.parse(json[i]) : {} }
+        : block.type === "text" ? { type: "text", text: block.text }
+        : block,
+    )
+    // The API refuses a text block of whitespace sent back (as the offline model does): drop it, as Agentry does.
+    .filter((block) => block.type !== "text" || block.text.trim() !== "");
   return { content, stopReason };
 }
 
