@@ -1,4 +1,4 @@
-import type { FunctionTool, ResponseStreamEvent } from "openai/resources/responses/responses";
+import type { FunctionTool, ResponseOutputItem, ResponseStreamEvent } from "openai/resources/responses/responses";
 import { describe, expect, it } from "vitest";
 import { api, createAgent } from "./support/http";
 import { agentryOpenAI } from "./support/openai-sdk";
@@ -13,9 +13,9 @@ const collect = async (stream: AsyncIterable<ResponseStreamEvent>) => {
   return events;
 };
 const deltasOf = (events: ResponseStreamEvent[]) => events.flatMap((e) => (e.type === "response.output_text.delta" ? [e.delta] : [])).join("");
-const callOf = (output: { type: string; call_id?: string }[]) => {
+const callOf = (output: ResponseOutputItem[]) => {
   const call = output.find((item) => item.type === "function_call");
-  if (!call?.call_id) throw new Error("expected a function_call item");
+  if (call?.type !== "function_call") throw new Error("expected a function_call item");
   return call.call_id;
 };
 const answer = (callId: string) => [{ type: "function_call_output" as const, call_id: callId, output: "sunny" }];

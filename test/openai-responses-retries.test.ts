@@ -15,7 +15,7 @@ const messagesOf = (events: ResponseStreamEvent[]) =>
 
 /** What a client keeps of the deltas: those of the items that did not end `incomplete` (voided). */
 function keptText(events: ResponseStreamEvent[]): string {
-  const voided = new Set(events.flatMap((e) => (e.type === "response.output_item.done" && e.item.status === "incomplete" ? [e.item.id] : [])));
+  const voided = new Set(events.flatMap((e) => (e.type === "response.output_item.done" && e.item.type === "message" && e.item.status === "incomplete" ? [e.item.id] : [])));
   return events.flatMap((e) => (e.type === "response.output_text.delta" && !voided.has(e.item_id) ? [e.delta] : [])).join("");
 }
 
