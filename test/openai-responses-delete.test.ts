@@ -19,14 +19,14 @@ describe("DELETE /v1/responses/{id}", () => {
     expect(await deleteResponse(client, first.id)).toEqual({ status: 200, body: { id: first.id, object: "response", deleted: true } });
 
     const gone = [
-      client.responses.retrieve(first.id),
-      client.responses.inputItems.list(first.id),
-      client.responses.cancel(first.id),
-      client.responses.delete(first.id),
-      client.responses.create({ model: agent.id, input: "and then?", previous_response_id: first.id }),
+      () => client.responses.retrieve(first.id),
+      () => client.responses.inputItems.list(first.id),
+      () => client.responses.cancel(first.id),
+      () => client.responses.delete(first.id),
+      () => client.responses.create({ model: agent.id, input: "and then?", previous_response_id: first.id }),
     ];
     for (const request of gone) {
-      const error = await request.then(() => null, (e: unknown) => e);
+      const error = await request().then(() => null, (e: unknown) => e);
       expect(error).toBeInstanceOf(OpenAI.NotFoundError);
       expect((error as InstanceType<typeof OpenAI.NotFoundError>).error).toMatchObject({ type: "invalid_request_error", code: "not_found" });
     }
