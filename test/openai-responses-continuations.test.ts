@@ -102,4 +102,18 @@ describe("continuations of a paused response", () => {
     expect(data.filter((e) => e.type === "run_continued")).toHaveLength(1);
     expect(data.filter((e) => e.type === "run_completed")).toHaveLength(1);
   });
+
+  it("answers a retried streamed continuation with the same Idempotency-Key with the same stream of that stretch", async () => {
+    const agent = await createAgent();
+    const client = agentryOpenAI();
+    const asked = await client.responses.create({ model: agent.id, input: ASK, tools: [weather] });
+    const body = { model: agent.id, previous_response_id: asked.id, input: answer(callOf(asked.output)), tools: [weather], stream: true as const };
+    const headers = { "Idempotency-Key": `continue-stream-${crypto.randomUUID()}` };
+    const first = await collect(await client.responses.create(body, { headers }));
+    const retried = await collect(await client.responses.create(body, { headers }));
+    expect(retried.map((e) => [e.sequence_number, e.type])).toEqual(first.map((e) => [e.sequence_number, e.type]));
+    expect(deltasOf(retried)).toBe("You said: weather?\nget_weather returned: sunny");
+    const { data } = await (await api(`/v1/agents/${agent.id}/runs/${asked.id}/events`)).json<{ data: RunEvent[] }>();
+    expect(data.filter((e) => e.type === "run_continued")).toHaveLength(1);
+  });
 });
