@@ -201,3 +201,18 @@ export const mirrorQuarantine = sqliteTable(
   },
   (t) => [primaryKey({ columns: [t.tenant, t.sessionId, t.id] }), index("mirror_quarantine_at").on(t.at)],
 );
+
+/**
+ * Responses deleted with `DELETE /v1/responses/{id}` (docs/responses-api.md): the run stays (a
+ * session's history is its runs); `/v1/responses` answers 404 for it from then on.
+ */
+export const deletedResponses = sqliteTable(
+  "deleted_responses",
+  {
+    tenant: text().notNull(),
+    runId: text().notNull(),
+    sessionId: text().notNull(),
+    deletedAt: text().notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.tenant, t.runId] })],
+);

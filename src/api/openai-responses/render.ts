@@ -1,4 +1,5 @@
 import type { Run, RunStatus } from "../../session";
+import { functionCallItem, type ServerToolItem } from "./tool-items";
 
 const statusOf: Record<RunStatus, "queued" | "in_progress" | "completed" | "cancelled" | "failed"> = {
   pending: "queued",
@@ -25,16 +26,7 @@ function messageItem(run: Run, status: "completed" | "incomplete") {
 }
 
 /** The client function calls a paused run waits for, as `function_call` output items. */
-function functionCallItems(run: Run) {
-  return run.required_actions.map((action) => ({
-    type: "function_call" as const,
-    id: `fc_${action.tool_call_id}`,
-    call_id: action.tool_call_id,
-    name: action.name,
-    arguments: JSON.stringify(action.arguments ?? {}),
-    status: "completed" as const,
-  }));
-}
+const functionCallItems = (run: Run) => run.required_actions.map(functionCallItem);
 
 function outputOf(run: Run, truncated: boolean) {
   if (run.status === "paused") return functionCallItems(run);
@@ -46,9 +38,10 @@ function outputOf(run: Run, truncated: boolean) {
 /**
  * A run as an OpenAI Response object (docs/responses-api.md, "Mapping"): the response id is the
  * run id, `model` the agent id, `conversation` the session. A run cut by `max_output_tokens` is
- * `incomplete`; any other run error is `failed` with the run's error message.
+ * `incomplete`; any other run error is `failed` with the run's error message. `toolItems`: the
+ * agent's own tool calls of the run's current stretch, before its answer (tool-items.ts).
  */
-export function renderResponse(run: Run) {
+export function renderResponse(run: Run, toolItems: ServerToolItem[] = []) {
   const truncated = run.status === "error" && run.error?.type === "output_truncated";
   const failed = run.status === "error" && !truncated;
   const m = run.metrics;
@@ -64,7 +57,7 @@ export function renderResponse(run: Run) {
     max_output_tokens: null,
     metadata: run.metadata,
     model: run.agent_id,
-    output: outputOf(run, truncated),
+    output: [...toolItems, ...outputOf(run, truncated)],
     parallel_tool_calls: true,
     previous_response_id: null,
     conversation: { id: run.session_id },

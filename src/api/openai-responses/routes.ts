@@ -1,24 +1,23 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { CLIENT_ID } from "../../core/ids";
-import { ownedRun } from "../../db/runs";
-import { renderRun, type Run } from "../../session";
-import { SSE_HEADERS } from "../events";
+import { isActive, renderRun } from "../../session";
 import { currentRun } from "../current-run";
 import { ApiError, invalidFields } from "../errors";
 import { runOutputSchema } from "../run-output-schema";
 import { authErrors, errorResponses } from "../responses";
 import { bearerSecurity, newRouter, type AppEnv } from "../router";
 import { runInput } from "../run-schemas";
-import { runnableAgent } from "../runnable-agent";
 import { callSession, unwrap } from "../session-client";
 import { startTurn } from "../start-turn";
 import { assertStorable } from "../stored-limits";
 import { openAiErrorSchema } from "./error-schema";
-import { renderInputItems, renderResponse } from "./render";
-import { createResponseBody, turnInput, type CreateResponseBody, type FunctionCallOutput } from "./request";
+import { responseOf, streamResponse, watchResponse } from "./answer";
+import { continueWithOutputs } from "./continue-response";
+import { markResponseDeleted, ownedResponse } from "./deleted-responses";
+import { renderInputItems } from "./render";
+import { createResponseBody, turnInput, type CreateResponseBody } from "./request";
 import { runAgent } from "./run-agent";
-import { responsesEventsOf, responsesSse, runEventsOf } from "./stream";
 
 const responseSchema = z
   .object({
@@ -117,14 +116,23 @@ const inputItemsRoute = createRoute({
   },
 });
 
-/** A run's events as the Responses stream (every event from the run's start; those up to `startingAfter` skipped). */
-function streamResponse(c: Context<AppEnv>, run: Run, stream: ReadableStream<Uint8Array>, startingAfter?: number): Response {
-  const tenant = c.get("tenant");
-  const identity = { tenant, session_id: run.session_id };
-  const finalRun = async () =>
-    unwrap(await callSession(c.env, tenant, run.session_id, (stub) => stub.getRun(identity, run.id), { idempotent: true })).run;
-  return new Response(responsesSse(responsesEventsOf(runEventsOf(stream), run, finalRun), startingAfter), { headers: SSE_HEADERS });
-}
+const deleteResponse = createRoute({
+  method: "delete",
+  path: "/responses/{response_id}",
+  operationId: "deleteResponse",
+  tags: ["openai-responses"],
+  summary: "OpenAI Responses: delete a stopped response (hidden from /v1/responses; its run and the session's transcript stay)",
+  security: bearerSecurity,
+  request: { params: responseParams },
+  responses: {
+    200: {
+      description: "The response is deleted",
+      content: { "application/json": { schema: z.object({ id: z.string(), object: z.literal("response"), deleted: z.literal(true) }) } },
+    },
+    ...errors,
+    409: openAiError("The response is queued, in progress or waits for its function call outputs (x-should-retry: false): cancel it first"),
+  },
+});
 
 /** `text.format.schema` as the run's output schema, checked as `output_schema` is on the runs route. */
 function outputSchemaOf(body: CreateResponseBody) {
@@ -143,44 +151,12 @@ async function sessionOf(c: Context<AppEnv>, body: CreateResponseBody): Promise<
   if (body.previous_response_id && body.conversation) {
     throw invalidFields([{ path: "conversation", message: "give previous_response_id or conversation, not both" }]);
   }
-  if (body.previous_response_id) return (await ownedRun(c.env.DB, c.get("tenant"), null, body.previous_response_id)).session_id;
+  if (body.previous_response_id) return (await ownedResponse(c.env.DB, c.get("tenant"), body.previous_response_id)).session_id;
   const conversation = typeof body.conversation === "string" ? body.conversation : body.conversation?.id;
   if (conversation !== undefined && !CLIENT_ID.test(conversation)) {
     throw invalidFields([{ path: "conversation", message: "not a valid conversation (session) id" }]);
   }
   return conversation;
-}
-
-/**
- * A request whose input answers the function calls of `previous_response_id`: the paused run
- * continues in place with those results (its response id stays the run's id).
- */
-async function continueWithOutputs(c: Context<AppEnv>, body: CreateResponseBody, outputs: FunctionCallOutput[]) {
-  if (!body.previous_response_id) {
-    throw invalidFields([{ path: "previous_response_id", message: "required with function_call_output items: the response whose calls they answer" }]);
-  }
-  if (body.conversation) throw invalidFields([{ path: "conversation", message: "give previous_response_id or conversation, not both" }]);
-  if (typeof body.input !== "string" && body.input.some((item) => item.type !== "function_call_output")) {
-    throw invalidFields([{ path: "input", message: "function_call_output items answer a paused response: send messages in the next request" }]);
-  }
-  const tenant = c.get("tenant");
-  const stored = await ownedRun(c.env.DB, tenant, null, body.previous_response_id);
-  if (stored.agent_id !== body.model) throw invalidFields([{ path: "model", message: `must be ${stored.agent_id}, the agent of previous_response_id` }]);
-  const agent = runAgent(await runnableAgent(c.env, tenant, body.model), body.instructions, body.tools);
-  const identity = { tenant, session_id: stored.session_id };
-  const answer = await callSession(c.env, tenant, stored.session_id, (stub) =>
-    stub.continueRun({
-      ...identity,
-      run_id: stored.id,
-      tool_results: outputs.map((output) => ({ tool_call_id: output.call_id, output: output.output })),
-      stream: false,
-      input: null,
-      background: false,
-      metadata: body.metadata ?? {},
-      agent,
-    }),
-  );
-  return unwrap(answer).run;
 }
 
 /** `/v1/responses`: OpenAI's Responses API over Agentry's runs and sessions (docs/responses-api.md). */
@@ -190,10 +166,7 @@ export const openAiResponseRoutes = newRouter()
     const metadata = body.metadata ?? {};
     assertStorable({ metadata });
     const outputs = typeof body.input === "string" ? [] : body.input.filter((item) => item.type === "function_call_output");
-    if (outputs.length > 0) {
-      if (body.stream) throw invalidFields([{ path: "stream", message: "not supported with function_call_output items yet" }]);
-      return c.json(renderResponse(await continueWithOutputs(c, body, outputs)), 200);
-    }
+    if (outputs.length > 0) return continueWithOutputs(c, body, outputs);
     const input = turnInput(body.input);
     const checked = runInput.safeParse(input);
     if (!checked.success) throw invalidFields([{ path: "input", message: checked.error.issues[0]?.message ?? "invalid" }]);
@@ -210,34 +183,42 @@ export const openAiResponseRoutes = newRouter()
     });
     const { run, stream } = unwrap(answer);
     if (stream) return streamResponse(c, run, stream);
-    return c.json(renderResponse(run), 200);
+    return c.json(await responseOf(c, run), 200);
   })
   .openapi(getResponse, async (c) => {
     const { response_id } = c.req.valid("param");
     const tenant = c.get("tenant");
     const query = c.req.valid("query");
-    const stored = await ownedRun(c.env.DB, tenant, null, response_id);
+    const stored = await ownedResponse(c.env.DB, tenant, response_id);
     if (query.starting_after !== undefined && query.stream !== "true") {
       throw invalidFields([{ path: "query.starting_after", message: "only with stream=true" }]);
     }
-    if (query.stream === "true") {
-      const identity = { tenant, session_id: stored.session_id };
-      const watched = unwrap(await callSession(c.env, tenant, stored.session_id, (stub) => stub.watchEvents(identity, stored.id, 0), { idempotent: true }));
-      return streamResponse(c, renderRun(stored), watched.stream, query.starting_after);
-    }
-    return c.json(renderResponse(await currentRun(c.env, tenant, stored)), 200);
+    if (query.stream === "true") return watchResponse(c, renderRun(stored), { startingAfter: query.starting_after });
+    return c.json(await responseOf(c, await currentRun(c.env, tenant, stored)), 200);
   })
   .openapi(cancelResponse, async (c) => {
     const { response_id } = c.req.valid("param");
     const tenant = c.get("tenant");
-    const stored = await ownedRun(c.env.DB, tenant, null, response_id);
+    const stored = await ownedResponse(c.env.DB, tenant, response_id);
     const result = await callSession(c.env, tenant, stored.session_id, (stub) => stub.cancelRun({ tenant, session_id: stored.session_id }, response_id), {
       idempotent: true,
     });
-    return c.json(renderResponse(unwrap(result).run), 200);
+    return c.json(await responseOf(c, unwrap(result).run), 200);
   })
   .openapi(inputItemsRoute, async (c) => {
     const { response_id } = c.req.valid("param");
-    const stored = await ownedRun(c.env.DB, c.get("tenant"), null, response_id);
+    const stored = await ownedResponse(c.env.DB, c.get("tenant"), response_id);
     return c.json(renderInputItems(renderRun(stored)), 200);
+  })
+  .openapi(deleteResponse, async (c) => {
+    const { response_id } = c.req.valid("param");
+    const tenant = c.get("tenant");
+    const stored = await ownedResponse(c.env.DB, tenant, response_id);
+    const run = await currentRun(c.env, tenant, stored);
+    if (isActive(run.status)) {
+      const waiting = run.status === "paused" ? "waits for its function call outputs" : "is still in progress";
+      throw new ApiError("session_busy", `Response ${run.id} ${waiting}: cancel it first`, { code: "response_active" });
+    }
+    await markResponseDeleted(c.env.DB, tenant, run);
+    return c.json({ id: run.id, object: "response" as const, deleted: true as const }, 200);
   });

@@ -1,5 +1,6 @@
 import { isTerminal, type Run, type RunEvent } from "../../session";
 import { renderResponse } from "./render";
+import { functionCallItem, ServerToolCalls, type ServerToolItem } from "./tool-items";
 
 type ResponsesEvent = { type: string; [field: string]: unknown };
 
@@ -20,35 +21,93 @@ export async function* runEventsOf(stream: ReadableStream<Uint8Array>): AsyncGen
   }
 }
 
+type ToolItem = ReturnType<typeof functionCallItem>;
+/** A Responses event and the stretch of the run it belongs to (0: up to the first pause; each `run_continued` starts the next). */
+export type StretchEvent = { stretch: number; event: ResponsesEvent };
+
+const FINAL_TYPES = new Set(["response.completed", "response.failed", "response.incomplete"]);
+
+/** A function call as its output item events: added (no arguments yet), its arguments at once, done. */
+function* functionCallEvents(item: ToolItem, output_index: number): Generator<ResponsesEvent> {
+  yield { type: "response.output_item.added", output_index, item: { ...item, arguments: "", status: "in_progress" } };
+  yield { type: "response.function_call_arguments.delta", item_id: item.id, output_index, delta: item.arguments };
+  yield { type: "response.function_call_arguments.done", item_id: item.id, output_index, name: item.name, arguments: item.arguments };
+  yield { type: "response.output_item.done", output_index, item };
+}
+
+/**
+ * The final response of a stretch that ended in `run_paused`, from that event: its client calls
+ * (as the pause asked for them, even when the run has since gone on) after its server tool items.
+ */
+function pausedResponse(run: Run, event: RunEvent, serverItems: ServerToolItem[], calls: ToolItem[]) {
+  const response = renderResponse(run, serverItems);
+  const completed_at = Math.floor(Date.parse(event.created_at) / 1000);
+  return { ...response, status: "completed" as const, error: null, incomplete_details: null, completed_at, output: [...serverItems, ...calls] };
+}
+
 /**
  * Translates one run's events, from its first, into the Responses stream events, in an order
  * that depends only on those events: the same run always gives the same `sequence_number`s, so a
- * client resumes with `starting_after`. `finalRun` reads the run once its stretch has ended.
+ * client resumes with `starting_after`. Each stretch of the run (a pause on client tools ends
+ * one; continuing it starts the next) reads as its own response stream, from
+ * `response.created` to its final event, numbered on from the stretch before. `finalRun` reads
+ * the run once a stretch has ended.
  */
 export async function* responsesEventsOf(
   events: AsyncIterable<RunEvent>,
   startingRun: Run,
   finalRun: () => Promise<Run>,
+): AsyncGenerator<StretchEvent> {
+  let stretch = 0;
+  for await (const event of translate(events, startingRun, finalRun, () => (stretch += 1))) yield { stretch, event };
+}
+
+async function* translate(
+  events: AsyncIterable<RunEvent>,
+  startingRun: Run,
+  finalRun: () => Promise<Run>,
+  nextStretch: () => void,
 ): AsyncGenerator<ResponsesEvent> {
-  const snapshot = (status: "in_progress") => ({ ...renderResponse(startingRun), status, output: [], completed_at: null, error: null });
-  yield { type: "response.created", response: snapshot("in_progress") };
-  yield { type: "response.in_progress", response: snapshot("in_progress") };
+  const snapshot = () => ({ ...renderResponse(startingRun), status: "in_progress" as const, output: [], completed_at: null, error: null });
+  const begin = function* (): Generator<ResponsesEvent> {
+    yield { type: "response.created", response: snapshot() };
+    yield { type: "response.in_progress", response: snapshot() };
+  };
+  yield* begin();
   let outputIndex = 0;
   let open: { id: string; text: string } | null = null;
-  const close = function* (): Generator<ResponsesEvent> {
+  const tools = new ServerToolCalls();
+  /** Ends the open message: `incomplete` when a retry or an output repair voided its text. */
+  const close = function* (status: "completed" | "incomplete" = "completed"): Generator<ResponsesEvent> {
     if (!open) return;
     const { id, text } = open;
     const part = { type: "output_text", text, annotations: [], logprobs: [] };
     yield { type: "response.output_text.done", item_id: id, output_index: outputIndex, content_index: 0, text, logprobs: [] };
     yield { type: "response.content_part.done", item_id: id, output_index: outputIndex, content_index: 0, part };
-    yield { type: "response.output_item.done", output_index: outputIndex, item: { type: "message", id, status: "completed", role: "assistant", content: [part] } };
+    yield { type: "response.output_item.done", output_index: outputIndex, item: { type: "message", id, status, role: "assistant", content: [part] } };
     outputIndex += 1;
     open = null;
   };
   for await (const event of events) {
-    if (event.type === "model_request_started") {
-      // The text of an earlier step (or of a failed attempt) is not the final answer's.
+    const serverCall = tools.add(event);
+    if (event.type === "run_continued") {
+      nextStretch();
+      outputIndex = 0;
+      yield* begin();
+    } else if (event.type === "model_request_started") {
+      // The text of an earlier step is not the final answer's.
       yield* close();
+    } else if (event.type === "retry" || event.type === "output_repair") {
+      // The attempt's text is void: the next attempt streams the answer again.
+      yield* close("incomplete");
+    } else if (serverCall) {
+      yield* close();
+      const [call, output] = tools.items.slice(-2) as [ToolItem, ServerToolItem];
+      yield* functionCallEvents(call, outputIndex);
+      outputIndex += 1;
+      yield { type: "response.output_item.added", output_index: outputIndex, item: output };
+      yield { type: "response.output_item.done", output_index: outputIndex, item: output };
+      outputIndex += 1;
     } else if (event.type === "content_delta") {
       const delta = String(event.data.text ?? "");
       if (!open) {
@@ -61,26 +120,30 @@ export async function* responsesEventsOf(
     } else if (isTerminal(event.type)) {
       yield* close();
       const run = await finalRun();
-      const response = renderResponse(run);
       if (event.type === "run_paused") {
-        for (const item of response.output) {
-          if (item.type !== "function_call") continue;
-          yield { type: "response.output_item.added", output_index: outputIndex, item: { ...item, arguments: "", status: "in_progress" } };
-          yield { type: "response.function_call_arguments.delta", item_id: item.id, output_index: outputIndex, delta: item.arguments };
-          yield { type: "response.function_call_arguments.done", item_id: item.id, output_index: outputIndex, name: item.name, arguments: item.arguments };
-          yield { type: "response.output_item.done", output_index: outputIndex, item };
+        const actions = Array.isArray(event.data.required_actions) ? (event.data.required_actions as Run["required_actions"]) : [];
+        const calls = actions.map(functionCallItem);
+        for (const call of calls) {
+          yield* functionCallEvents(call, outputIndex);
           outputIndex += 1;
         }
+        yield { type: "response.completed", response: pausedResponse(run, event, [...tools.items], calls) };
+        continue;
       }
-      const type = response.status === "completed" ? "response.completed" : response.status === "incomplete" ? "response.incomplete" : "response.failed";
-      yield { type, response };
-      return;
+      const response = renderResponse(run, [...tools.items]);
+      yield { type: response.status === "completed" ? "response.completed" : response.status === "incomplete" ? "response.incomplete" : "response.failed", response };
     }
   }
 }
 
-/** Numbers the events from 0 and writes them as SSE (`event:`, `data:`), skipping those up to `startingAfter`. */
-export function responsesSse(events: AsyncGenerator<ResponsesEvent>, startingAfter = -1): ReadableStream<Uint8Array> {
+/**
+ * Numbers the events from 0 and writes them as SSE (`event:`, `data:`): those up to
+ * `startingAfter` and those of stretches before `stretch` are skipped, and the stream ends with
+ * the final event (`response.completed`, `.failed`, `.incomplete`) of the first stretch it shows.
+ */
+export function responsesSse(events: AsyncGenerator<StretchEvent>, from: { startingAfter?: number; stretch?: number } = {}): ReadableStream<Uint8Array> {
+  const startingAfter = from.startingAfter ?? -1;
+  const firstStretch = from.stretch ?? 0;
   let sequence = 0;
   return new ReadableStream({
     async pull(controller) {
@@ -88,9 +151,14 @@ export function responsesSse(events: AsyncGenerator<ResponsesEvent>, startingAft
         const next = await events.next();
         if (next.done) return controller.close();
         const sequence_number = sequence++;
-        if (sequence_number <= startingAfter) continue;
-        const body = { ...next.value, sequence_number };
-        controller.enqueue(encoder.encode(`event: ${next.value.type}\ndata: ${JSON.stringify(body)}\n\n`));
+        const { stretch, event } = next.value;
+        if (sequence_number <= startingAfter || stretch < firstStretch) continue;
+        const body = { ...event, sequence_number };
+        controller.enqueue(encoder.encode(`event: ${event.type}\ndata: ${JSON.stringify(body)}\n\n`));
+        if (FINAL_TYPES.has(event.type)) {
+          controller.close();
+          await events.return(undefined);
+        }
         return;
       }
     },

@@ -1,0 +1,65 @@
+import type { RunEvent } from "../../session";
+
+/** A call as its `tool_call_started` event gives it. */
+type StartedCall = { tool_call_id: string; name: string; arguments: unknown };
+
+const textOf = (value: unknown) => (typeof value === "string" ? value : JSON.stringify(value ?? null));
+
+/** A call as OpenAI's `function_call` item (`call_id` = Agentry's `tool_call_id`, `arguments` a JSON string). */
+export function functionCallItem(call: StartedCall) {
+  return {
+    type: "function_call" as const,
+    id: `fc_${call.tool_call_id}`,
+    call_id: call.tool_call_id,
+    name: call.name,
+    arguments: JSON.stringify(call.arguments ?? {}),
+    status: "completed" as const,
+  };
+}
+
+/** A server tool's result as OpenAI's `function_call_output` item; a failed tool's output is its error text. */
+export function functionCallOutputItem(call: StartedCall, ended: RunEvent) {
+  const output = ended.type === "tool_call_error" ? ended.data.error : ended.data.output;
+  return { type: "function_call_output" as const, id: `fco_${call.tool_call_id}`, call_id: call.tool_call_id, output: textOf(output), status: "completed" as const };
+}
+
+export type ServerToolItem = ReturnType<typeof functionCallItem> | ReturnType<typeof functionCallOutputItem>;
+
+/**
+ * Follows a run's events and pairs each `tool_call_started` with its `tool_call_completed` /
+ * `tool_call_error` in the same stretch: the agent's own tools (webhook, builtin), which ran on
+ * the server. A stretch starts at `run_continued`; the client's results that continue it (ended
+ * without a start in the stretch) and the client calls a pause waits for (started, never ended)
+ * are not server tools.
+ */
+export class ServerToolCalls {
+  private started = new Map<string, StartedCall>();
+  readonly items: ServerToolItem[] = [];
+
+  /** The call an event ends when it is a server tool's end, after recording its two items; else null. */
+  add(event: RunEvent): StartedCall | null {
+    if (event.type === "run_continued") {
+      this.started.clear();
+      this.items.length = 0;
+      return null;
+    }
+    const id = String(event.data.tool_call_id ?? "");
+    if (event.type === "tool_call_started") {
+      this.started.set(id, { tool_call_id: id, name: String(event.data.name ?? ""), arguments: event.data.arguments });
+      return null;
+    }
+    if (event.type !== "tool_call_completed" && event.type !== "tool_call_error") return null;
+    const call = this.started.get(id);
+    if (!call) return null;
+    this.started.delete(id);
+    this.items.push(functionCallItem(call), functionCallOutputItem(call, event));
+    return call;
+  }
+}
+
+/** The server tool items of a run's current stretch, from its events. */
+export function serverToolItems(events: RunEvent[]): ServerToolItem[] {
+  const calls = new ServerToolCalls();
+  for (const event of events) calls.add(event);
+  return calls.items;
+}
