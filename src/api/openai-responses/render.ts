@@ -1,5 +1,5 @@
 import type { Run, RunStatus } from "../../session";
-import { functionCallItem, type ServerToolItem } from "./tool-items";
+import { functionCallItem, messageItem, type ServerToolItem } from "./tool-items";
 
 const statusOf: Record<RunStatus, "queued" | "in_progress" | "completed" | "cancelled" | "failed"> = {
   pending: "queued",
@@ -14,15 +14,8 @@ const statusOf: Record<RunStatus, "queued" | "in_progress" | "completed" | "canc
 const unixSeconds = (iso: string | null) => (iso === null ? null : Math.floor(Date.parse(iso) / 1000));
 
 /** The run's final text as an assistant message item; a structured output is its JSON text. */
-function messageItem(run: Run, status: "completed" | "incomplete") {
-  const text = typeof run.output === "string" ? run.output : JSON.stringify(run.output);
-  return {
-    type: "message" as const,
-    id: `msg_${run.id}`,
-    status,
-    role: "assistant" as const,
-    content: [{ type: "output_text" as const, text, annotations: [], logprobs: [] }],
-  };
+function answerItem(run: Run, status: "completed" | "incomplete") {
+  return messageItem(`msg_${run.id}`, typeof run.output === "string" ? run.output : JSON.stringify(run.output), status);
 }
 
 /** The client function calls a paused run waits for, as `function_call` output items. */
@@ -31,8 +24,8 @@ const functionCallItems = (run: Run) => run.required_actions.map(functionCallIte
 function outputOf(run: Run, truncated: boolean) {
   if (run.status === "paused") return functionCallItems(run);
   if (run.output === null || run.output === undefined) return [];
-  if (run.status === "completed") return [messageItem(run, "completed")];
-  return truncated ? [messageItem(run, "incomplete")] : [];
+  if (run.status === "completed") return [answerItem(run, "completed")];
+  return truncated ? [answerItem(run, "incomplete")] : [];
 }
 
 /**

@@ -23,17 +23,31 @@ export function functionCallOutputItem(call: StartedCall, ended: RunEvent) {
   return { type: "function_call_output" as const, id: `fco_${call.tool_call_id}`, call_id: call.tool_call_id, output: textOf(output), status: "completed" as const };
 }
 
-export type ServerToolItem = ReturnType<typeof functionCallItem> | ReturnType<typeof functionCallOutputItem>;
+/** An assistant message item of output text. */
+export function messageItem(id: string, text: string, status: "completed" | "incomplete") {
+  return {
+    type: "message" as const,
+    id,
+    status,
+    role: "assistant" as const,
+    content: [{ type: "output_text" as const, text, annotations: [], logprobs: [] }],
+  };
+}
+
+export type ServerToolItem = ReturnType<typeof functionCallItem> | ReturnType<typeof functionCallOutputItem> | ReturnType<typeof messageItem>;
 
 /**
  * Follows a run's events and pairs each `tool_call_started` with its `tool_call_completed` /
  * `tool_call_error` in the same stretch: the agent's own tools (webhook, builtin), which ran on
  * the server. A stretch starts at `run_continued`; the client's results that continue it (ended
  * without a start in the stretch) and the client calls a pause waits for (started, never ended)
- * are not server tools.
+ * are not server tools. The text a step streams before its tool calls becomes a message item
+ * before them (as a model's text before its function calls is in OpenAI's output); a retried or
+ * repaired attempt's text is void, and the last step's text is the run's answer (render.ts).
  */
 export class ServerToolCalls {
   private started = new Map<string, StartedCall>();
+  private text: { id: string; text: string } | null = null;
   readonly items: ServerToolItem[] = [];
 
   /** The call an event ends when it is a server tool's end, after recording its two items; else null. */
@@ -41,10 +55,23 @@ export class ServerToolCalls {
     if (event.type === "run_continued") {
       this.started.clear();
       this.items.length = 0;
+      this.text = null;
+      return null;
+    }
+    if (event.type === "content_delta") {
+      this.text ??= { id: `msg_${event.run_id}_${event.seq}`, text: "" };
+      this.text.text += String(event.data.text ?? "");
+      return null;
+    }
+    if (event.type === "retry" || event.type === "output_repair" || event.type === "model_request_started") {
+      this.text = null;
       return null;
     }
     const id = String(event.data.tool_call_id ?? "");
     if (event.type === "tool_call_started") {
+      // A whitespace-only text (Claude often streams "\n\n" ahead of a tool call) is no message.
+      if (this.text && this.text.text.trim() !== "") this.items.push(messageItem(this.text.id, this.text.text, "completed"));
+      this.text = null;
       this.started.set(id, { tool_call_id: id, name: String(event.data.name ?? ""), arguments: event.data.arguments });
       return null;
     }
