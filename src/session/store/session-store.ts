@@ -35,9 +35,17 @@ const LEDGER_SCHEMA = `
 CREATE TABLE IF NOT EXISTS tool_ledger (run_id TEXT NOT NULL, tool_call_id TEXT NOT NULL, output TEXT NOT NULL, is_error INTEGER NOT NULL, PRIMARY KEY (run_id, tool_call_id));
 `;
 
+/**
+ * A run's write-once values (agent snapshot, input, output schema), written once when the run
+ * is first stored, so that a step's commit re-serialises only the small changing body.
+ * Runs stored before this table keep them inside their body (read as they are).
+ */
+const RUN_INPUTS_SCHEMA = `CREATE TABLE IF NOT EXISTS run_inputs (id TEXT PRIMARY KEY, body TEXT NOT NULL);`;
+
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS runs (id TEXT PRIMARY KEY, status TEXT NOT NULL, body TEXT NOT NULL, created_at TEXT NOT NULL);
+${RUN_INPUTS_SCHEMA}
 CREATE TABLE IF NOT EXISTS messages (idx INTEGER PRIMARY KEY, run_id TEXT NOT NULL, role TEXT NOT NULL, content TEXT NOT NULL, created_at TEXT NOT NULL);
 ${LEDGER_SCHEMA}CREATE TABLE IF NOT EXISTS outbox (id INTEGER PRIMARY KEY AUTOINCREMENT, statements TEXT NOT NULL);
 ${MIRROR_SCHEMA}
@@ -92,8 +100,11 @@ export class SessionStore {
   }
 
   getRun(id: string): RunRecord | null {
-    const row = this.sql.exec<{ body: string }>("SELECT body FROM runs WHERE id = ?", id).toArray()[0];
-    return row ? parseRun(row.body) : null;
+    this.sql.exec(RUN_INPUTS_SCHEMA);
+    const row = this.sql
+      .exec<RunRow>("SELECT r.body AS body, i.body AS once FROM runs r LEFT JOIN run_inputs i ON i.id = r.id WHERE r.id = ?", id)
+      .toArray()[0];
+    return row ? parseRunRow(row) : null;
   }
 
   /** A run's status alone, without reading its body. */
@@ -101,21 +112,31 @@ export class SessionStore {
     return this.sql.exec<{ status: RunStatus }>("SELECT status FROM runs WHERE id = ?", id).toArray()[0]?.status ?? null;
   }
 
+  /**
+   * Stores a run: its write-once values in their own row the first time (an indexed read
+   * tells whether it is there; never cached in memory, `deleteAll()` drops the tables while
+   * the instance lives on), then the changing body without them.
+   */
   putRun(run: RunRecord): void {
+    this.sql.exec(RUN_INPUTS_SCHEMA);
+    const { agent, input, output_schema, ...changing } = run;
+    const stored = this.sql.exec("SELECT 1 FROM run_inputs WHERE id = ?", run.id).toArray().length > 0;
+    if (!stored) this.sql.exec("INSERT INTO run_inputs (id, body) VALUES (?, ?)", run.id, JSON.stringify({ agent, input, output_schema }));
     this.sql.exec(
       "INSERT INTO runs (id, status, body, created_at) VALUES (?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET status = excluded.status, body = excluded.body",
       run.id,
       run.status,
-      JSON.stringify(run),
+      JSON.stringify(changing),
       run.created_at,
     );
   }
 
   listRuns(): RunRecord[] {
+    this.sql.exec(RUN_INPUTS_SCHEMA);
     return this.sql
-      .exec<{ body: string }>("SELECT body FROM runs ORDER BY created_at, id")
+      .exec<RunRow>("SELECT r.body AS body, i.body AS once FROM runs r LEFT JOIN run_inputs i ON i.id = r.id ORDER BY r.created_at, r.id")
       .toArray()
-      .map((r) => parseRun(r.body));
+      .map(parseRunRow);
   }
 
   /** The run holding the session's turn, if any. */
@@ -319,6 +340,12 @@ export function eventOfRow(sessionId: string, row: EventRow): RunEvent {
 }
 
 /** Run bodies are written by this module from a RunRecord, and checked when read back (run-record-schema.ts). */
-function parseRun(body: string): RunRecord {
+type RunRow = { body: string; once: string | null };
+
+/** A run read back: its body joined with its write-once row (older runs carry those values in the body). */
+function parseRunRow(row: RunRow): RunRecord {
+  if (row.once === null) return parseRunRecord(row.body, "object storage");
+  // `output_schema` absent from the once-row (undefined when written) stays absent: the agent's then applies.
+  const body = `${row.body.slice(0, -1)}${row.body.length > 2 ? "," : ""}${row.once.slice(1)}`;
   return parseRunRecord(body, "object storage");
 }
