@@ -8,7 +8,7 @@ import { CompactionStore, mirrorCompaction, rebuildCompactions, type Compaction 
 import { EventLog } from "../store/event-log";
 import { Mirror } from "../store/mirror";
 import { replayStream } from "../stream/replay-stream";
-import { EventHub, isTerminal, type RunEvent, type RunEventType } from "../stream/events";
+import { EventHub, isTerminal, type EventData, type RunEvent, type RunEventType } from "../stream/events";
 import { mirrorMessage, mirrorRun, mirrorSession } from "../store/mirror-statements";
 import type { RunAnswer, SessionFailure, SessionIdentity } from "./protocol";
 import { rebuildFromMirror } from "../store/rebuild";
@@ -220,8 +220,7 @@ export class SessionCore implements LoopHost {
     if (this.store.runStatus(run.id) !== "running") return;
     withLogContext(this.logContextOf(run), () => {
       log({ event: "run_started", run_id: run.id, trigger });
-      this.emit(run, "run_started", { agent_id: run.agent_id, agent_version: run.agent_version });
-      if (run.continued_from) this.emit(run, "run_continued", run.continued_from);
+      this.emitOpening(run);
       this.drive(run.id);
     });
   }
@@ -311,7 +310,7 @@ export class SessionCore implements LoopHost {
     run: RunRecord,
     status: Exclude<RunStatus, "pending" | "running">,
     patch: Partial<RunRecord>,
-    eventData: Record<string, unknown> = {},
+    eventData: { reason?: string } = {},
   ): Promise<void> {
     // The previous stretch's terminal event goes out before this one's (a cancel of a run whose
     // run_paused is not out yet).
@@ -340,7 +339,7 @@ export class SessionCore implements LoopHost {
   }
 
   /** Every finished run is in D1 before its terminal event, which is built from the stored run. */
-  private async announce(finished: RunRecord, status: Exclude<RunStatus, "pending" | "running">, eventData: Record<string, unknown>): Promise<void> {
+  private async announce(finished: RunRecord, status: Exclude<RunStatus, "pending" | "running">, eventData: { reason?: string }): Promise<void> {
     await this.flush();
     let run = finished;
     try {
@@ -348,25 +347,20 @@ export class SessionCore implements LoopHost {
     } catch {
       // The session was deleted under the run: its last state is the one it finished with.
     }
-    const data: Record<RunStatus, () => Record<string, unknown>> = {
-      completed: () => ({ output: run.output, metrics: run.metrics }),
-      error: () => ({ error: run.error }),
-      cancelled: () => ({ reason: eventData.reason ?? "cancelled" }),
-      paused: () => ({ required_actions: run.required_actions }),
-      pending: () => ({}),
-      running: () => ({}),
-    };
-    const type: Record<typeof status, RunEventType> = {
-      completed: "run_completed",
-      error: "run_error",
-      cancelled: "run_cancelled",
-      paused: "run_paused",
-    };
-    this.emit(run, type[status], data[status]());
+    if (status === "completed") this.emit(run, "run_completed", { output: run.output, metrics: run.metrics });
+    else if (status === "error") this.emit(run, "run_error", { error: run.error ?? { type: "internal", message: "Internal error", retryable: false } });
+    else if (status === "cancelled") this.emit(run, "run_cancelled", { reason: eventData.reason ?? "cancelled" });
+    else this.emit(run, "run_paused", { required_actions: run.required_actions });
     log({ event: "run_finished", run_id: run.id, status, duration_ms: run.metrics.duration_ms, ...(run.error ? { error_type: run.error.type } : {}) });
   }
 
-  emit(run: RunRecord, type: RunEventType, data: Record<string, unknown>): void {
+  /** A run's opening events: `run_started`, then (a branch's, unless it comes next anyway) `run_continued`. */
+  private emitOpening(run: RunRecord, withContinued = true): void {
+    this.emit(run, "run_started", { agent_id: run.agent_id, agent_version: run.agent_version });
+    if (run.continued_from && withContinued) this.emit(run, "run_continued", run.continued_from);
+  }
+
+  emit<Type extends RunEventType>(run: RunRecord, type: Type, data: EventData<Type>): void {
     // Nothing goes out for a run after its terminal event: a late event (a tool call or a model
     // stream that a cancel cut short) of a run that is no longer going on is dropped.
     if (!isTerminal(type) && !this.events.isOpen(run.id) && !isGoingOn(this.store.runStatus(run.id))) {
@@ -377,8 +371,7 @@ export class SessionCore implements LoopHost {
     // A run's log opens with its opening events, even when the object died between the run's
     // creation and its first event: the resumed run emits them before anything else.
     if (stored && type !== "run_started" && run.started_at !== null && !this.events.hasOpened(run.id)) {
-      this.emit(run, "run_started", { agent_id: run.agent_id, agent_version: run.agent_version });
-      if (run.continued_from && type !== "run_continued") this.emit(run, "run_continued", run.continued_from);
+      this.emitOpening(run, type !== "run_continued");
     }
     const event: RunEvent = { seq: this.nextSeq(), type, run_id: run.id, session_id: run.session_id, created_at: nowIso(), data };
     // Stored before anyone sees it (event-log.ts): the platform holds the frames below until the write is durable.

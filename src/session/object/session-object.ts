@@ -166,13 +166,12 @@ export class SessionObject extends DurableObject<Env> {
       return [this.core.saveRun(run)];
     });
     this.core.emit(run, "run_continued", { from_checkpoint: null });
-    for (const result of request.tool_results) {
-      const name = answered.find((a) => a.tool_call_id === result.tool_call_id)?.name;
-      this.core.emit(run, result.is_error ? "tool_call_error" : "tool_call_completed", {
-        tool_call_id: result.tool_call_id,
-        name,
-        ...(result.is_error ? { error: result.output } : { output: result.output, duration_ms: null }),
-      });
+    // checkToolResults matched every result to one of the actions.
+    for (const { tool_call_id, name } of answered) {
+      const result = request.tool_results.find((r) => r.tool_call_id === tool_call_id);
+      if (!result) continue;
+      if (result.is_error) this.core.emit(run, "tool_call_error", { tool_call_id, name, error: result.output });
+      else this.core.emit(run, "tool_call_completed", { tool_call_id, name, output: result.output, duration_ms: null });
     }
     this.core.drive(run.id);
     return this.core.answer(run.id, stream);

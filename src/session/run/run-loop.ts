@@ -8,7 +8,7 @@ import { classifyError, isAbortError } from "../../providers/errors";
 import { ProviderError } from "../../providers/types";
 import { executeTool, findTool, hasObjectArguments, toolSpecs } from "../../tools";
 import { fitStepOutputs } from "../../tools/outcome";
-import type { RunEventType } from "../stream/events";
+import type { EventData, RunEventType } from "../stream/events";
 import { textOf, toolCallsOf } from "../transcript/message-parts";
 import { retryDecision } from "./retry-policy";
 import { stoppedAnswer } from "./stop-reasons";
@@ -29,7 +29,7 @@ export interface LoopHost {
   readonly sessionId: string;
   /** The tenant the session belongs to. */
   tenant(): string;
-  emit(run: RunRecord, type: RunEventType, data: Record<string, unknown>): void;
+  emit<Type extends RunEventType>(run: RunRecord, type: Type, data: EventData<Type>): void;
   /** Applies `change` and queues its mirror statements, in one storage transaction. */
   commit(change: () => MirrorStatement[]): void;
   appendMessage(run: RunRecord, role: StoredMessage["role"], content: Block[]): MirrorStatement;

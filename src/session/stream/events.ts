@@ -1,6 +1,9 @@
+import { isTerminal, type RunEventType } from "./event-catalogue";
 import { openSse } from "./sse";
 
-/** An event as API.md's envelope. */
+export { isTerminal, type EventData, type RunEventType } from "./event-catalogue";
+
+/** A run event: the envelope and its `data`, typed by the event catalogue (event-catalogue.ts). */
 export type RunEvent = {
   seq: number;
   type: RunEventType;
@@ -9,31 +12,6 @@ export type RunEvent = {
   created_at: string;
   data: Record<string, unknown>;
 };
-
-export type RunEventType =
-  | "run_started"
-  | "model_request_started"
-  | "content_delta"
-  | "reasoning_delta"
-  | "tool_call_started"
-  | "tool_call_completed"
-  | "tool_call_error"
-  | "checkpoint"
-  | "retry"
-  | "compaction"
-  | "model_request_completed"
-  /** Agentry's: the step's final answer missed the output schema; its text is void, a repair call follows. */
-  | "output_repair"
-  | "run_paused"
-  | "run_continued"
-  | "run_completed"
-  | "run_error"
-  | "run_cancelled";
-
-const TERMINAL: ReadonlySet<RunEventType> = new Set(["run_completed", "run_error", "run_cancelled", "run_paused"]);
-
-/** Ends a stretch of a run: a stream of that run closes after it. */
-export const isTerminal = (type: RunEventType) => TERMINAL.has(type);
 
 type Subscriber = (event: RunEvent) => void;
 
