@@ -1,4 +1,5 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
+import { serveOpenApiDocument } from "./openapi-document";
 import { bodyLimit } from "hono/body-limit";
 import { ApiError, asApiError } from "./errors";
 import { authenticate } from "./auth";
@@ -55,7 +56,7 @@ export function createApp() {
   app.route("/", livenessRoutes);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", { type: "http", scheme: "bearer" });
-  app.doc31("/openapi.json", {
+  serveOpenApiDocument(app, {
     openapi: "3.1.0",
     // Relative: the Worker that serves this document (`npm start`, a deployment) is the server.
     servers: [{ url: "/", description: "This Worker" }],

@@ -1,6 +1,8 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { CLIENT_ID } from "../core/ids";
 import { ownedRun } from "../db/runs";
+import { runEventSchema } from "../session";
+import { eventStreamContent } from "./run-schemas";
 import { invalidFields } from "./errors";
 import { authErrors, errorResponses } from "./responses";
 import { bearerSecurity, newRouter } from "./router";
@@ -13,18 +15,6 @@ const runParams = z.object({
   agent_id: z.string().regex(CLIENT_ID, "not a valid agent id"),
   run_id: z.string().regex(CLIENT_ID, "not a valid run id"),
 });
-
-/** API.md's event envelope. */
-export const eventSchema = z
-  .object({
-    seq: z.number().int(),
-    type: z.string().openapi({ example: "content_delta" }),
-    run_id: z.string(),
-    session_id: z.string(),
-    created_at: z.string(),
-    data: z.record(z.string(), z.unknown()),
-  })
-  .openapi("Event");
 
 const eventsRoute = createRoute({
   operationId: "listRunEvents",
@@ -53,8 +43,8 @@ const eventsRoute = createRoute({
     200: {
       description: "The stored events after `after`, or their SSE stream",
       content: {
-        "application/json": { schema: z.object({ data: z.array(eventSchema) }) },
-        "text/event-stream": { schema: z.string() },
+        "application/json": { schema: z.object({ data: z.array(runEventSchema) }) },
+        ...eventStreamContent,
       },
     },
     400: errorResponses[400],

@@ -2,6 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { objectJsonSchema } from "../agents";
 import { CLIENT_ID } from "../core/ids";
 import { contentPart } from "../media/part-schemas";
+import { metricsSchema, requiredActionSchema, runErrorSchema, runEventSchema } from "../session";
 
 const blank = (text: string) => text.trim() === "";
 
@@ -46,23 +47,6 @@ export const continueRunBody = z
   })
   .openapi("ContinueRun");
 
-const metrics = z.object({
-  input_tokens: z.number().int(),
-  output_tokens: z.number().int(),
-  cache_read_tokens: z.number().int(),
-  cache_write_tokens: z.number().int(),
-  reasoning_tokens: z.number().int(),
-  total_tokens: z.number().int(),
-  cost_usd: z.number().nullable(),
-  model_calls: z.number().int(),
-  tool_calls: z.number().int(),
-  retries: z.number().int(),
-  duration_ms: z.number(),
-  time_to_first_token_ms: z.number().nullable(),
-});
-
-export const metricsSchema = metrics.openapi("Metrics");
-
 /** Where a run is in its life (API.md, Runs). */
 export const runStatusSchema = z.enum(["pending", "running", "paused", "completed", "cancelled", "error"]);
 
@@ -74,29 +58,24 @@ export const runSchema = z
     status: runStatusSchema,
     input: z.array(z.record(z.string(), z.unknown())),
     output: z.unknown(),
-    error: z
-      .object({
-        type: z.string().openapi({
-          description:
-            "provider_error, rate_limited, overloaded, auth_error, quota_exceeded, context_window_exceeded, budget_exceeded, " +
-            "output_invalid, output_truncated (the answer was cut at max_output_tokens; output holds its partial text), " +
-            "refused (the model declined; output holds what it said), max_steps_exceeded, tool_error, internal",
-        }),
-        message: z.string(),
-        retryable: z.boolean(),
-        status: z.number().optional(),
-        errors: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
-      })
-      .nullable(),
-    required_actions: z.array(z.object({ tool_call_id: z.string(), name: z.string(), arguments: z.unknown() })),
+    error: runErrorSchema.nullable(),
+    required_actions: z.array(requiredActionSchema),
     parent_run_id: z.string().nullable(),
     forked_from_checkpoint: z.string().nullable(),
     agent_version: z.number(),
     attempts: z.number(),
-    metrics,
+    metrics: metricsSchema,
     metadata: z.record(z.string(), z.unknown()),
     created_at: z.string(),
     started_at: z.string().nullable(),
     finished_at: z.string().nullable(),
   })
   .openapi("Run");
+
+/**
+ * An SSE answer's content: each frame is `id: <seq>`, `event: <type>` and `data:` one Event as JSON;
+ * the stream closes after the stretch's terminal event.
+ */
+export const eventStreamContent = {
+  "text/event-stream": { schema: runEventSchema },
+};

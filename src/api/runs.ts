@@ -8,7 +8,7 @@ import { runOutputSchema } from "./run-output-schema";
 import { decodeCursor, listQuery, listSchema, page } from "./pagination";
 import { authErrors, bodyErrors, errorResponses } from "./responses";
 import { bearerSecurity, newRouter } from "./router";
-import { continueRunBody, createRunBody, runSchema, runStatusSchema } from "./run-schemas";
+import { continueRunBody, createRunBody, eventStreamContent, runSchema, runStatusSchema } from "./run-schemas";
 import { startWithMedia } from "./run-input";
 import { startTurn } from "./start-turn";
 import { currentRun } from "./current-run";
@@ -26,7 +26,7 @@ const errors = { 400: errorResponses[400], 404: errorResponses[404], ...authErro
 const startErrors = { ...errors, ...bodyErrors, 409: { ...errorResponses[409], description: "Session busy, run not continuable, or an Idempotency-Key reused with another body" } };
 const runOrStream = {
   description: "The Run once it has stopped, or (stream: true) an SSE stream of its events",
-  content: { "application/json": { schema: runSchema }, "text/event-stream": { schema: z.string() } },
+  content: { "application/json": { schema: runSchema }, ...eventStreamContent },
 };
 
 /**

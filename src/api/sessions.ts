@@ -7,7 +7,7 @@ import { decodeCursor, listQuery, listSchema, page } from "./pagination";
 import { findAgent } from "../db/agents";
 import { authErrors, errorResponses } from "./responses";
 import { bearerSecurity, newRouter } from "./router";
-import { metricsSchema } from "./run-schemas";
+import { metricsSchema } from "../session";
 import { callSession, unwrap } from "./session-client";
 
 const sessionParams = z.object({ session_id: z.string().regex(CLIENT_ID, "not a valid session id") });
