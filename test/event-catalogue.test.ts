@@ -1,3 +1,4 @@
+/// <reference types="vite/client" />
 import { describe, expect, it } from "vitest";
 import { EVENT_CATALOGUE, runEventSchema, TERMINAL_EVENT_TYPES } from "../src/session";
 import { storedEvents } from "./support/events";
@@ -72,5 +73,15 @@ describe("the event catalogue", () => {
   it("marks the four stretch-ending events terminal", () => {
     expect([...TERMINAL_EVENT_TYPES].sort()).toEqual(["run_cancelled", "run_completed", "run_error", "run_paused"]);
     expect(Object.keys(EVENT_CATALOGUE)).toHaveLength(17);
+  });
+
+  it("is listed whole in docs/streaming.md, with each type's data fields and terminal flag", () => {
+    const streaming = import.meta.glob("../docs/streaming.md", { query: "?raw", import: "default", eager: true }) as Record<string, string>;
+    const rows = new Map([...(streaming["../docs/streaming.md"] ?? "").matchAll(/^\| `([a-z_]+)` \| `\{ ([^}]*) \}` \| (yes|no) \|/gm)].map((m) => [m[1], [m[2], m[3]]]));
+    const expected = Object.entries(EVENT_CATALOGUE).map(([type, entry]) => [
+      type,
+      [Object.keys((entry.data as unknown as { shape: Record<string, unknown> }).shape).join(", "), entry.terminal ? "yes" : "no"],
+    ]);
+    expect([...rows]).toEqual(expected);
   });
 });

@@ -23,27 +23,28 @@ const clientId = z.string().regex(CLIENT_ID, "must match ^[A-Za-z0-9][A-Za-z0-9_
 export const createRunBody = z
   .strictObject({
     input: runInput,
-    session_id: clientId.optional(),
-    stream: z.boolean().default(false),
-    background: z.boolean().default(false),
+    session_id: clientId.optional().openapi({ description: "The session to run in: an existing one goes on, a new id starts one; absent: a new session" }),
+    stream: z.boolean().default(false).openapi({ description: "Answer with an SSE stream of the run's events" }),
+    background: z.boolean().default(false).openapi({ description: "Run from the queue and answer 202 at once (with stream: the stream)" }),
     /** Overrides the agent's for this run; null is the same as absent. */
-    output_schema: objectJsonSchema.nullable().optional(),
-    metadata: z.record(z.string(), z.unknown()).default({}),
+    output_schema: objectJsonSchema.nullable().optional().openapi({ description: "A JSON Schema object the final answer must match; overrides the agent's (null: the agent's)" }),
+    metadata: z.record(z.string(), z.unknown()).default({}).openapi({ description: "Free-form values kept on the run" }),
   })
   .openapi("CreateRun");
 
 export const continueRunBody = z
   .strictObject({
-    continue_from: z.string().min(1).optional(),
-    fork: z.boolean().optional(),
+    continue_from: z.string().min(1).optional().openapi({ description: "A checkpoint id of the run to branch from" }),
+    fork: z.boolean().optional().openapi({ description: "Start a new run (a sibling) instead of going on in place" }),
     input: runInput.optional(),
     tool_results: z
       .array(z.strictObject({ tool_call_id: z.string().min(1), output: z.string(), is_error: z.boolean().optional() }))
       .max(128)
-      .default([]),
-    stream: z.boolean().default(false),
-    background: z.boolean().default(false),
-    metadata: z.record(z.string(), z.unknown()).default({}),
+      .default([])
+      .openapi({ description: "A paused run's answers, one per required action" }),
+    stream: z.boolean().default(false).openapi({ description: "Answer with an SSE stream of the run's events" }),
+    background: z.boolean().default(false).openapi({ description: "Run a fork from the queue and answer 202 at once" }),
+    metadata: z.record(z.string(), z.unknown()).default({}).openapi({ description: "Free-form values kept on the new run" }),
   })
   .openapi("ContinueRun");
 

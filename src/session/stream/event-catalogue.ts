@@ -171,7 +171,9 @@ const pascal = (type: string) => type.replace(/(^|_)([a-z])/g, (_, __, letter: s
 const eventVariants = RUN_EVENT_TYPES.map((type) =>
   z
     .object({ ...envelope, type: z.literal(type), data: EVENT_CATALOGUE[type].data })
-    .openapi(`${pascal(type)}Event`, { description: EVENT_CATALOGUE[type].description }),
+    .openapi(`${pascal(type)}Event`, {
+      description: `${EVENT_CATALOGUE[type].description}.${EVENT_CATALOGUE[type].terminal ? " Terminal: the stream of this stretch of the run closes after it." : ""}`,
+    }),
 );
 
 /** A run event: a union discriminated on `type`. */
