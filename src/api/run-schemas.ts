@@ -30,7 +30,9 @@ export const createRunBody = z
     output_schema: objectJsonSchema.nullable().optional().openapi({ description: "A JSON Schema object the final answer must match; overrides the agent's (null: the agent's)" }),
     metadata: z.record(z.string(), z.unknown()).default({}).openapi({ description: "Free-form values kept on the run" }),
   })
-  .openapi("CreateRun");
+  .openapi("CreateRun", {
+    example: { input: "What time is it in Paris?", session_id: "support-42", stream: true, metadata: { ticket: "T-1001" } },
+  });
 
 export const continueRunBody = z
   .strictObject({
@@ -46,7 +48,9 @@ export const continueRunBody = z
     background: z.boolean().default(false).openapi({ description: "Run a fork from the queue and answer 202 at once" }),
     metadata: z.record(z.string(), z.unknown()).default({}).openapi({ description: "Free-form values kept on the new run" }),
   })
-  .openapi("ContinueRun");
+  .openapi("ContinueRun", {
+    example: { tool_results: [{ tool_call_id: "toolu_01A09q90qw90lq917835lq9", output: "Ada" }], stream: false },
+  });
 
 /** Where a run is in its life (API.md, Runs). */
 export const runStatusSchema = z.enum(["pending", "running", "paused", "completed", "cancelled", "error"]);

@@ -179,4 +179,14 @@ const eventVariants = RUN_EVENT_TYPES.map((type) =>
 /** A run event: a union discriminated on `type`. */
 export const runEventSchema = z
   .discriminatedUnion("type", eventVariants as unknown as [(typeof eventVariants)[number], ...(typeof eventVariants)[number][]])
-  .openapi("Event", { description: "A run event; its `data` depends on its `type`" });
+  .openapi("Event", {
+    description: "A run event; its `data` depends on its `type`",
+    example: {
+      seq: 17,
+      type: "content_delta",
+      run_id: "run_01HZX3",
+      session_id: "support-42",
+      created_at: "2026-01-31T12:00:00.000Z",
+      data: { text: "Hel", step: 1, attempt: 1 },
+    },
+  });
