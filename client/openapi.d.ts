@@ -616,18 +616,18 @@ export interface components {
         };
         AgentCreate: {
             id?: string;
-            /** @default null */
+            /** @description Optional; default null. */
             name?: string | null;
             /** @enum {string} */
             provider: "anthropic" | "openai" | "openai-chat" | "mock";
             model: string;
-            /** @default null */
+            /** @description Optional; default null. */
             base_url?: string | null;
-            /** @default null */
+            /** @description Optional; default null. */
             credential?: string | null;
-            /** @default  */
+            /** @description Optional; default "". */
             instructions?: string;
-            /** @default [] */
+            /** @description Optional; default []. */
             tools?: ({
                 /** @enum {string} */
                 type: "webhook";
@@ -683,7 +683,7 @@ export interface components {
                 /** @enum {string} */
                 name: "current_time" | "http_get";
             })[];
-            /** @default null */
+            /** @description Optional; default null. */
             output_schema?: ({
                 /** @enum {string} */
                 type: "object";
@@ -696,26 +696,26 @@ export interface components {
             } & {
                 [key: string]: unknown;
             }) | null;
-            /** @default 0 */
+            /** @description Optional; default 0. */
             retries?: number;
-            /** @default 1 */
+            /** @description Optional; default 1. */
             delay_between_retries?: number;
-            /** @default false */
+            /** @description Optional; default false. */
             exponential_backoff?: boolean;
-            /** @default 25 */
+            /** @description Optional; default 25. */
             max_steps?: number;
-            /** @default 4096 */
+            /** @description Optional; default 4096. */
             max_output_tokens?: number;
-            /** @default null */
+            /** @description Optional; default null. */
             max_cost_usd?: number | null;
-            /** @default null */
+            /** @description Optional; default null. */
             prices?: {
                 input: number;
                 output: number;
                 cache_read?: number;
                 cache_write?: number;
             } | null;
-            /** @default null */
+            /** @description Optional; default null. */
             compaction?: {
                 /** @default true */
                 enabled?: boolean;
@@ -724,9 +724,9 @@ export interface components {
                 /** @default 8 */
                 keep_last_messages?: number;
             } | null;
-            /** @default true */
+            /** @description Optional; default true. */
             store_events?: boolean;
-            /** @default {} */
+            /** @description Optional; default {}. */
             metadata?: {
                 http_get_allow?: string[];
             } & {
@@ -851,14 +851,11 @@ export interface components {
             /** @description Encrypted at rest; never returned */
             api_key: string;
             /**
-             * @default null
+             * @description Optional; default null.
              * @example https://gateway.ai.cloudflare.com/v1/…/openai
              */
             base_url?: string | null;
-            /**
-             * @description Extra headers for provider calls (e.g. cf-aig-authorization); values encrypted, never returned
-             * @default {}
-             */
+            /** @description Extra headers for provider calls (e.g. cf-aig-authorization); values encrypted, never returned. Optional; default {}. */
             headers?: {
                 [key: string]: string;
             };
@@ -873,40 +870,18 @@ export interface components {
                 [key: string]: unknown;
             }[];
             output?: unknown;
-            error: {
-                /** @description provider_error, rate_limited, overloaded, auth_error, quota_exceeded, context_window_exceeded, budget_exceeded, output_invalid, output_truncated (the answer was cut at max_output_tokens; output holds its partial text), refused (the model declined; output holds what it said), max_steps_exceeded, tool_error, internal */
-                type: string;
-                message: string;
-                retryable: boolean;
-                status?: number;
-                errors?: {
-                    path: string;
-                    message: string;
-                }[];
-            } | null;
+            error: components["schemas"]["RunError"];
             required_actions: {
                 tool_call_id: string;
                 name: string;
+                /** @description The arguments the model gave, as parsed JSON */
                 arguments?: unknown;
             }[];
             parent_run_id: string | null;
             forked_from_checkpoint: string | null;
             agent_version: number;
             attempts: number;
-            metrics: {
-                input_tokens: number;
-                output_tokens: number;
-                cache_read_tokens: number;
-                cache_write_tokens: number;
-                reasoning_tokens: number;
-                total_tokens: number;
-                cost_usd: number | null;
-                model_calls: number;
-                tool_calls: number;
-                retries: number;
-                duration_ms: number;
-                time_to_first_token_ms: number | null;
-            };
+            metrics: components["schemas"]["Metrics"];
             metadata: {
                 [key: string]: unknown;
             };
@@ -914,14 +889,422 @@ export interface components {
             started_at: string | null;
             finished_at: string | null;
         };
+        RunError: {
+            /**
+             * @description output_truncated: the answer was cut at max_output_tokens (output holds its partial text); refused: the model declined (output holds what it said); provider_error carries the provider's `status`
+             * @enum {string}
+             */
+            type: "provider_error" | "rate_limited" | "overloaded" | "auth_error" | "quota_exceeded" | "context_window_exceeded" | "budget_exceeded" | "output_invalid" | "output_truncated" | "refused" | "max_steps_exceeded" | "tool_error" | "internal";
+            message: string;
+            retryable: boolean;
+            /** @description The provider's HTTP status, where one answered */
+            status?: number;
+            /** @description output_invalid: where the final answer missed the output schema */
+            errors?: {
+                /** @description JSON pointer of the value at fault (empty for the whole answer) */
+                path: string;
+                message: string;
+            }[];
+        } | null;
+        Metrics: {
+            input_tokens: number;
+            output_tokens: number;
+            cache_read_tokens: number;
+            cache_write_tokens: number;
+            reasoning_tokens: number;
+            total_tokens: number;
+            /** @description null while any model call's price is unknown */
+            cost_usd: number | null;
+            model_calls: number;
+            tool_calls: number;
+            retries: number;
+            duration_ms: number;
+            time_to_first_token_ms: number | null;
+        };
+        /**
+         * @description A run event; its `data` depends on its `type`
+         * @example {
+         *       "seq": 17,
+         *       "type": "content_delta",
+         *       "run_id": "run_01HZX3",
+         *       "session_id": "support-42",
+         *       "created_at": "2026-01-31T12:00:00.000Z",
+         *       "data": {
+         *         "text": "Hel",
+         *         "step": 1,
+         *         "attempt": 1
+         *       }
+         *     }
+         */
+        Event: components["schemas"]["RunStartedEvent"] | components["schemas"]["ModelRequestStartedEvent"] | components["schemas"]["ContentDeltaEvent"] | components["schemas"]["ReasoningDeltaEvent"] | components["schemas"]["ToolCallStartedEvent"] | components["schemas"]["ToolCallCompletedEvent"] | components["schemas"]["ToolCallErrorEvent"] | components["schemas"]["CheckpointEvent"] | components["schemas"]["RetryEvent"] | components["schemas"]["CompactionEvent"] | components["schemas"]["ModelRequestCompletedEvent"] | components["schemas"]["OutputRepairEvent"] | components["schemas"]["RunContinuedEvent"] | components["schemas"]["RunPausedEvent"] | components["schemas"]["RunCompletedEvent"] | components["schemas"]["RunErrorEvent"] | components["schemas"]["RunCancelledEvent"];
+        /** @description A run began (once per run, its log's first event). */
+        RunStartedEvent: {
+            /** @description The session's event sequence number (the SSE `id:`); resume after it */
+            seq: number;
+            run_id: string;
+            session_id: string;
+            /** @description ISO 8601 time the event was emitted */
+            created_at: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "run_started";
+            data: {
+                agent_id: string;
+                agent_version: number;
+            };
+        };
+        /** @description A model call began. */
+        ModelRequestStartedEvent: {
+            /** @description The session's event sequence number (the SSE `id:`); resume after it */
+            seq: number;
+            run_id: string;
+            session_id: string;
+            /** @description ISO 8601 time the event was emitted */
+            created_at: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "model_request_started";
+            data: {
+                /** @description The run's model step (1 for its first model call) */
+                step: number;
+                /** @description The attempt of this step's model call (1, then 2, … after a retry) */
+                attempt: number;
+                provider: string;
+                model: string;
+            };
+        };
+        /** @description Answer text as it streams. */
+        ContentDeltaEvent: {
+            /** @description The session's event sequence number (the SSE `id:`); resume after it */
+            seq: number;
+            run_id: string;
+            session_id: string;
+            /** @description ISO 8601 time the event was emitted */
+            created_at: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "content_delta";
+            data: {
+                text: string;
+                /** @description The run's model step (1 for its first model call) */
+                step: number;
+                /** @description The attempt of this step's model call (1, then 2, … after a retry) */
+                attempt: number;
+            };
+        };
+        /** @description Reasoning (thinking) text as it streams. */
+        ReasoningDeltaEvent: {
+            /** @description The session's event sequence number (the SSE `id:`); resume after it */
+            seq: number;
+            run_id: string;
+            session_id: string;
+            /** @description ISO 8601 time the event was emitted */
+            created_at: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "reasoning_delta";
+            data: {
+                text: string;
+                /** @description The run's model step (1 for its first model call) */
+                step: number;
+                /** @description The attempt of this step's model call (1, then 2, … after a retry) */
+                attempt: number;
+            };
+        };
+        /** @description A tool call began (a client tool's: the run pauses for its result). */
+        ToolCallStartedEvent: {
+            /** @description The session's event sequence number (the SSE `id:`); resume after it */
+            seq: number;
+            run_id: string;
+            session_id: string;
+            /** @description ISO 8601 time the event was emitted */
+            created_at: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "tool_call_started";
+            data: {
+                tool_call_id: string;
+                name: string;
+                arguments?: unknown;
+            };
+        };
+        /** @description A tool call answered; duration_ms is null for a client tool's result. */
+        ToolCallCompletedEvent: {
+            /** @description The session's event sequence number (the SSE `id:`); resume after it */
+            seq: number;
+            run_id: string;
+            session_id: string;
+            /** @description ISO 8601 time the event was emitted */
+            created_at: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "tool_call_completed";
+            data: {
+                tool_call_id: string;
+                name: string;
+                output: string;
+                duration_ms: number | null;
+            };
+        };
+        /** @description A tool call failed; the model sees the error and goes on. */
+        ToolCallErrorEvent: {
+            /** @description The session's event sequence number (the SSE `id:`); resume after it */
+            seq: number;
+            run_id: string;
+            session_id: string;
+            /** @description ISO 8601 time the event was emitted */
+            created_at: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "tool_call_error";
+            data: {
+                tool_call_id: string;
+                name: string;
+                error: string;
+            };
+        };
+        /** @description A point the run can be forked from. */
+        CheckpointEvent: {
+            /** @description The session's event sequence number (the SSE `id:`); resume after it */
+            seq: number;
+            run_id: string;
+            session_id: string;
+            /** @description ISO 8601 time the event was emitted */
+            created_at: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "checkpoint";
+            data: {
+                checkpoint_id: string;
+                step: number;
+            };
+        };
+        /** @description A model call failed and is retried after delay_ms; the text its attempt streamed is void. */
+        RetryEvent: {
+            /** @description The session's event sequence number (the SSE `id:`); resume after it */
+            seq: number;
+            run_id: string;
+            session_id: string;
+            /** @description ISO 8601 time the event was emitted */
+            created_at: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "retry";
+            data: {
+                /** @description The run's model step (1 for its first model call) */
+                step: number;
+                /** @description The attempt of this step's model call (1, then 2, … after a retry) */
+                attempt: number;
+                delay_ms: number;
+                error: {
+                    /** @enum {string} */
+                    type: "provider_error" | "rate_limited" | "overloaded" | "auth_error" | "quota_exceeded" | "context_window_exceeded" | "budget_exceeded" | "output_invalid" | "output_truncated" | "refused" | "max_steps_exceeded" | "tool_error" | "internal";
+                    message: string;
+                    status: number | null;
+                };
+            };
+        };
+        /** @description Older messages were summarised to fit the context window. */
+        CompactionEvent: {
+            /** @description The session's event sequence number (the SSE `id:`); resume after it */
+            seq: number;
+            run_id: string;
+            session_id: string;
+            /** @description ISO 8601 time the event was emitted */
+            created_at: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "compaction";
+            data: {
+                compacted_messages: number;
+                tokens_before: number;
+                tokens_after: number;
+            };
+        };
+        /** @description A model call answered; cost_usd is null where the price is unknown. */
+        ModelRequestCompletedEvent: {
+            /** @description The session's event sequence number (the SSE `id:`); resume after it */
+            seq: number;
+            run_id: string;
+            session_id: string;
+            /** @description ISO 8601 time the event was emitted */
+            created_at: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "model_request_completed";
+            data: {
+                /** @description The run's model step (1 for its first model call) */
+                step: number;
+                /** @description The attempt of this step's model call (1, then 2, … after a retry) */
+                attempt: number;
+                usage: {
+                    input_tokens: number;
+                    output_tokens: number;
+                    cache_read_tokens: number;
+                    cache_write_tokens: number;
+                    reasoning_tokens: number;
+                };
+                cost_usd: number | null;
+                duration_ms: number;
+                time_to_first_token_ms: number | null;
+            };
+        };
+        /** @description The step's final answer missed the output schema: its text is void, a repair call follows. */
+        OutputRepairEvent: {
+            /** @description The session's event sequence number (the SSE `id:`); resume after it */
+            seq: number;
+            run_id: string;
+            session_id: string;
+            /** @description ISO 8601 time the event was emitted */
+            created_at: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "output_repair";
+            data: {
+                /** @description The run's model step (1 for its first model call) */
+                step: number;
+                errors: {
+                    /** @description JSON pointer of the value at fault (empty for the whole answer) */
+                    path: string;
+                    message: string;
+                }[];
+            };
+        };
+        /** @description A paused run goes on, or a fork began (from_checkpoint: the checkpoint it forked from). */
+        RunContinuedEvent: {
+            /** @description The session's event sequence number (the SSE `id:`); resume after it */
+            seq: number;
+            run_id: string;
+            session_id: string;
+            /** @description ISO 8601 time the event was emitted */
+            created_at: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "run_continued";
+            data: {
+                from_checkpoint: string | null;
+            };
+        };
+        /** @description The run waits for the results of client tools. Terminal: the stream of this stretch of the run closes after it. */
+        RunPausedEvent: {
+            /** @description The session's event sequence number (the SSE `id:`); resume after it */
+            seq: number;
+            run_id: string;
+            session_id: string;
+            /** @description ISO 8601 time the event was emitted */
+            created_at: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "run_paused";
+            data: {
+                required_actions: {
+                    tool_call_id: string;
+                    name: string;
+                    /** @description The arguments the model gave, as parsed JSON */
+                    arguments?: unknown;
+                }[];
+            };
+        };
+        /** @description The run finished. Terminal: the stream of this stretch of the run closes after it. */
+        RunCompletedEvent: {
+            /** @description The session's event sequence number (the SSE `id:`); resume after it */
+            seq: number;
+            run_id: string;
+            session_id: string;
+            /** @description ISO 8601 time the event was emitted */
+            created_at: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "run_completed";
+            data: {
+                output?: unknown;
+                metrics: components["schemas"]["Metrics"];
+            };
+        };
+        /** @description The run ended in error. Terminal: the stream of this stretch of the run closes after it. */
+        RunErrorEvent: {
+            /** @description The session's event sequence number (the SSE `id:`); resume after it */
+            seq: number;
+            run_id: string;
+            session_id: string;
+            /** @description ISO 8601 time the event was emitted */
+            created_at: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "run_error";
+            data: {
+                error: components["schemas"]["RunError"];
+            };
+        };
+        /** @description The run was cancelled. Terminal: the stream of this stretch of the run closes after it. */
+        RunCancelledEvent: {
+            /** @description The session's event sequence number (the SSE `id:`); resume after it */
+            seq: number;
+            run_id: string;
+            session_id: string;
+            /** @description ISO 8601 time the event was emitted */
+            created_at: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "run_cancelled";
+            data: {
+                reason: string;
+            };
+        };
+        /**
+         * @example {
+         *       "input": "What time is it in Paris?",
+         *       "session_id": "support-42",
+         *       "stream": true,
+         *       "metadata": {
+         *         "ticket": "T-1001"
+         *       }
+         *     }
+         */
         CreateRun: {
             /** @description A string, or an array of content parts (at most 20) */
             input: string | components["schemas"]["ContentPart"][];
+            /** @description The session to run in: an existing one goes on, a new id starts one; absent: a new session */
             session_id?: string;
-            /** @default false */
+            /** @description Answer with an SSE stream of the run's events. Optional; default false. */
             stream?: boolean;
-            /** @default false */
+            /** @description Run from the queue and answer 202 at once (with stream: the stream). Optional; default false. */
             background?: boolean;
+            /** @description A JSON Schema object the final answer must match; overrides the agent's (null: the agent's) */
             output_schema?: ({
                 /** @enum {string} */
                 type: "object";
@@ -934,7 +1317,7 @@ export interface components {
             } & {
                 [key: string]: unknown;
             }) | null;
-            /** @default {} */
+            /** @description Free-form values kept on the run. Optional; default {}. */
             metadata?: {
                 [key: string]: unknown;
             };
@@ -964,22 +1347,35 @@ export interface components {
             data: string;
             name: string;
         };
+        /**
+         * @example {
+         *       "tool_results": [
+         *         {
+         *           "tool_call_id": "toolu_01A09q90qw90lq917835lq9",
+         *           "output": "Ada"
+         *         }
+         *       ],
+         *       "stream": false
+         *     }
+         */
         ContinueRun: {
+            /** @description A checkpoint id of the run to branch from */
             continue_from?: string;
+            /** @description Start a new run (a sibling) instead of going on in place */
             fork?: boolean;
             /** @description A string, or an array of content parts (at most 20) */
             input?: string | components["schemas"]["ContentPart"][];
-            /** @default [] */
+            /** @description A paused run's answers, one per required action. Optional; default []. */
             tool_results?: {
                 tool_call_id: string;
                 output: string;
                 is_error?: boolean;
             }[];
-            /** @default false */
+            /** @description Answer with an SSE stream of the run's events. Optional; default false. */
             stream?: boolean;
-            /** @default false */
+            /** @description Run a fork from the queue and answer 202 at once. Optional; default false. */
             background?: boolean;
-            /** @default {} */
+            /** @description Free-form values kept on the new run. Optional; default {}. */
             metadata?: {
                 [key: string]: unknown;
             };
@@ -1005,20 +1401,6 @@ export interface components {
             created_at: string;
             updated_at: string;
         };
-        Metrics: {
-            input_tokens: number;
-            output_tokens: number;
-            cache_read_tokens: number;
-            cache_write_tokens: number;
-            reasoning_tokens: number;
-            total_tokens: number;
-            cost_usd: number | null;
-            model_calls: number;
-            tool_calls: number;
-            retries: number;
-            duration_ms: number;
-            time_to_first_token_ms: number | null;
-        };
         Message: {
             index: number;
             run_id: string;
@@ -1029,17 +1411,6 @@ export interface components {
         };
         Block: {
             [key: string]: unknown;
-        };
-        Event: {
-            seq: number;
-            /** @example content_delta */
-            type: string;
-            run_id: string;
-            session_id: string;
-            created_at: string;
-            data: {
-                [key: string]: unknown;
-            };
         };
         UsageDay: {
             /** @example 2026-01-31 */
@@ -2270,7 +2641,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Run"];
-                    "text/event-stream": string;
+                    "text/event-stream": components["schemas"]["Event"];
                 };
             };
             /** @description background: true — accepted, executed from the queue (`pending`); a retry with the same Idempotency-Key answers 202 again with the run's current status */
@@ -2520,7 +2891,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Run"];
-                    "text/event-stream": string;
+                    "text/event-stream": components["schemas"]["Event"];
                 };
             };
             /** @description Invalid request (malformed JSON, schema violation, unknown field); details.fields names each path */
@@ -3067,7 +3438,7 @@ export interface operations {
                     "application/json": {
                         data: components["schemas"]["Event"][];
                     };
-                    "text/event-stream": string;
+                    "text/event-stream": components["schemas"]["Event"];
                 };
             };
             /** @description Invalid request (malformed JSON, schema violation, unknown field); details.fields names each path */
