@@ -5,6 +5,7 @@ import { api, createAgent } from "../../support/http";
 import { sessionStub } from "../../support/held-d1";
 import { runTurn, transcriptOf, type Run, type RunEvent } from "../../support/runs";
 import { callsReceived } from "../../support/tool-server";
+import { secretsIn } from "./secrets";
 
 export const PROVIDERS = ["anthropic", "openai", "openai-chat"] as const;
 export type Provider = (typeof PROVIDERS)[number];
@@ -83,5 +84,21 @@ export async function expectIntact(agentId: string, runId: string, sessionId: st
   expect(events.at(-1)?.type).toBe(status === "completed" ? "run_completed" : "run_cancelled");
   const next = await runTurn(agentId, { input: "next turn", session_id: sessionId });
   expect(next.status).toBe("completed");
+  await expectNoStoredSecrets(sessionId);
   return calls;
+}
+
+/** What `expectNoStoredSecrets` scanned so far in this test file: the faults test reports it as counts. */
+export const storedScan = { object_rows_scanned: 0, d1_event_rows_scanned: 0 };
+
+/** No operator secret in any row of the session's object SQLite (every table) nor in its D1 events. */
+export async function expectNoStoredSecrets(sessionId: string): Promise<void> {
+  const rows = await runInDurableObject(sessionStub(sessionId), (_i, state) => {
+    const tables = state.storage.sql.exec<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '_cf_%'").toArray();
+    return tables.flatMap((t) => state.storage.sql.exec(`SELECT * FROM "${t.name}"`).toArray().map((row) => JSON.stringify(row)));
+  });
+  const events = (await env.DB.prepare("SELECT data FROM events WHERE session_id = ?").bind(sessionId).all<{ data: string }>()).results.map((e) => e.data);
+  expect(secretsIn([...rows, ...events].join("\n"))).toEqual([]);
+  storedScan.object_rows_scanned += rows.length;
+  storedScan.d1_event_rows_scanned += events.length;
 }
