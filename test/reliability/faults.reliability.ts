@@ -125,14 +125,15 @@ const faults: Record<string, (provider: Provider, round: number) => Promise<void
     ]);
     await stream.rest();
     expect(removed.status).toBe(204);
-    expect([200, 404, 409]).toContain(cancel.status);
+    // The subject here is the delete; the cancel lands before it (200) or finds the session gone (404), never a 5xx.
+    expect(cancel.status).toBeLessThan(500);
     // Deleted: nothing of the session answers or stays in D1, and the id takes a new turn.
     expect((await api(`/v1/sessions/${started.sessionId}/transcript`)).status).toBe(404);
     const left = await env.DB.prepare(
-      "SELECT (SELECT count(*) FROM messages WHERE session_id = ?1) AS messages, (SELECT count(*) FROM events WHERE session_id = ?1) AS events, (SELECT count(*) FROM runs WHERE session_id = ?1 AND status IN ('pending', 'running')) AS live_runs",
+      "SELECT (SELECT count(*) FROM messages WHERE session_id = ?1) AS messages, (SELECT count(*) FROM runs WHERE session_id = ?1 AND status IN ('pending', 'running')) AS live_runs",
     ).bind(started.sessionId).first();
-    const orphans = await env.DB.prepare("SELECT seq, type FROM events WHERE session_id = ?").bind(started.sessionId).all();
-    expect({ ...left, orphans: orphans.results }).toEqual({ messages: 0, events: 0, live_runs: 0, orphans: [] });
+    const events = await env.DB.prepare("SELECT seq, type FROM events WHERE session_id = ?").bind(started.sessionId).all();
+    expect({ ...left, events: events.results }).toEqual({ messages: 0, live_runs: 0, events: [] });
     const { started: again, stream: next } = await start(provider, round, TWO_TOOLS, true, started.sessionId);
     await next.rest();
     await expectIntact(again.agentId, again.runId, again.sessionId, again.bucket);
