@@ -6,7 +6,7 @@
 // flight at the kill re-sent with the same key), and the session must take the next turn. Adds its counts
 // (faults: injected_sigkill_runtime / survived_sigkill_runtime) to docs/reliability-results.json.
 import { spawn } from "node:child_process";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import { startToolServer } from "../test/node/tool-server.ts";
 
@@ -105,6 +105,9 @@ async function crashOnce(toolUrl, round) {
   }
 }
 
+// `npm start` writes .dev.vars when there is none; one it wrote for this script is removed again at the end
+// (vitest reads .dev.vars too).
+const devVarsBefore = existsSync(".dev.vars");
 const toolServer = await startToolServer(serveFetch);
 const toolUrl = `http://127.0.0.1:${toolServer.address().port}`;
 const started = Date.now();
@@ -122,6 +125,7 @@ try {
   process.exitCode = 1;
 } finally {
   toolServer.close();
+  if (!devVarsBefore) rmSync(".dev.vars", { force: true });
   if (existsSync(RESULTS)) {
     const results = JSON.parse(readFileSync(RESULTS, "utf8"));
     const faults = (results.counts.faults ??= {});
