@@ -1,5 +1,6 @@
 import { writeFileSync } from "node:fs";
 import type { Reporter, TestModule } from "vitest/node";
+import { logScan } from "./log-secrets";
 
 /** Where `npm run test:reliability` writes its counts; `npm run reliability:table` renders them. */
 export const RESULTS_FILE = "docs/reliability-results.json";
@@ -34,6 +35,15 @@ export default class ReliabilityReporter implements Reporter {
           for (const [name, value] of Object.entries(entries)) into[name] = (into[name] ?? 0) + value;
         }
       }
+    }
+    // The log lines of the whole run (vitest.reliability.config.ts): a secret in one fails the run.
+    const scan = logScan();
+    const secrets = (counts.secrets ??= {});
+    secrets.log_lines_scanned = scan.lines;
+    secrets.found = (secrets.found ?? 0) + scan.found.length;
+    if (scan.found.length > 0) {
+      failures.push(...scan.found);
+      process.exitCode = 1;
     }
     const results = { finished_at: new Date().toISOString(), seconds: Math.round((Date.now() - this.started) / 1000), tests: { passed, failed }, failures, counts };
     writeFileSync(RESULTS_FILE, `${JSON.stringify(results, null, 2)}\n`);

@@ -61,6 +61,7 @@ function requestsFor(o: Owned): Record<string, { path: string; body?: unknown }>
     "GET /v1/responses/:response_id": { path: `/v1/responses/${o.run}` },
     "POST /v1/responses/:response_id/cancel": { path: `/v1/responses/${o.run}/cancel` },
     "GET /v1/responses/:response_id/input_items": { path: `/v1/responses/${o.run}/input_items` },
+    "DELETE /v1/responses/:response_id": { path: `/v1/responses/${o.run}` },
   };
 }
 

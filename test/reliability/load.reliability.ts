@@ -1,12 +1,18 @@
 import { describe, expect, it } from "vitest";
 import { SseReader } from "../support/events";
+import { env } from "cloudflare:workers";
 import { api, createAgent, createTenantToken } from "../support/http";
 import { postRun, transcriptOf, type Run } from "../support/runs";
 import { callsReceived, gateTool, openGate } from "../support/tool-server";
 import { count } from "./support/counts";
+import { eventually } from "./support/fault-run";
 
 const BLASTS = 50;
 const TURNS_PER_BLAST = 100;
+const CONCURRENT_SESSIONS = 200;
+
+/** A webhook tool that answers at once with its arguments, recorded under `bucket`. */
+const echoTool = (bucket: string, name: string) => ({ type: "webhook", name, parameters: { type: "object", properties: {} }, url: `${env.TOOL_SERVER_URL}/echo/${bucket}` });
 
 describe("load", () => {
   it(`accepts exactly one of ${TURNS_PER_BLAST} concurrent turns on a fresh session, ${BLASTS} times, and stores only the winner`, async (context) => {
@@ -36,5 +42,28 @@ describe("load", () => {
       count(context, "load", "concurrent_turns_sent", TURNS_PER_BLAST);
       count(context, "load", "turns_accepted", accepted.length);
     }
+  });
+
+  it(`runs ${CONCURRENT_SESSIONS} concurrent sessions through a three-step tool loop with 0 errors and 0 lost`, async (context) => {
+    const token = await createTenantToken();
+    const agent = await createAgent({ tools: [echoTool("load-first", "first"), echoTool("load-second", "second")] }, token);
+    const prefix = `loop-${crypto.randomUUID()}-`;
+    const sessions = Array.from({ length: CONCURRENT_SESSIONS }, (_, i) => ({ id: `${prefix}${i}`, input: `[[tool first {"n":${i}}]] [[tool second {"n":${i}}]] loop ${i}` }));
+    const responses = await Promise.all(sessions.map((s) => postRun(agent.id, { input: s.input, session_id: s.id }, token)));
+    const runs = await Promise.all(responses.map((r) => r.json<Run>()));
+    expect(responses.map((r) => r.status)).toEqual(sessions.map(() => 200));
+    expect(runs.map((r) => r.status)).toEqual(sessions.map(() => "completed"));
+    expect(runs.map((r) => r.output)).toEqual(sessions.map((_, i) => `You said: loop ${i}\nfirst returned: {"echo":{"n":${i}}}\nsecond returned: {"echo":{"n":${i}}}`));
+    const transcripts = await Promise.all(sessions.map((s) => transcriptOf(s.id, token)));
+    expect(transcripts.map((t) => t.length)).toEqual(sessions.map(() => 6));
+    // Every session's rows reached the D1 mirror too (6 each), none twice.
+    const mirrored = await eventually(
+      () => env.DB.prepare("SELECT count(*) AS n, count(DISTINCT session_id || '/' || idx) AS distinct_rows FROM messages WHERE session_id LIKE ?").bind(`${prefix}%`).first<{ n: number; distinct_rows: number }>(),
+      (counts) => (counts?.n ?? 0) >= CONCURRENT_SESSIONS * 6,
+    );
+    expect(mirrored).toEqual({ n: CONCURRENT_SESSIONS * 6, distinct_rows: CONCURRENT_SESSIONS * 6 });
+    count(context, "load", "concurrent_tool_loop_sessions", CONCURRENT_SESSIONS);
+    count(context, "load", "tool_loop_errors", responses.filter((r) => r.status !== 200).length);
+    count(context, "load", "tool_loop_runs_lost", runs.filter((r) => r.status !== "completed").length);
   });
 });

@@ -1,0 +1,139 @@
+// `npm run reliability:crash` (issue 14): SIGKILL of the local runtime (`npm start`, i.e. wrangler dev and
+// its workerd) in the middle of a run, then a restart. CRASHES runs (default 5, env RELIABILITY_CRASHES), each
+// a three-step run (webhook `first`, webhook `second` held at a gate, then the answer) killed while
+// `second` is in flight. After each restart the run must complete once with its exact output, six
+// transcript rows, events with consecutive seq, each tool counted once by Idempotency-Key (the call in
+// flight at the kill re-sent with the same key), and the session must take the next turn. Adds its counts
+// (faults: injected_sigkill_runtime / survived_sigkill_runtime) to docs/reliability-results.json.
+import { spawn } from "node:child_process";
+import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:http";
+import { startToolServer } from "../test/node/tool-server.ts";
+
+const CRASHES = Number(process.env.RELIABILITY_CRASHES ?? 5);
+const PORT = process.env.RELIABILITY_CRASH_PORT ?? "8799";
+const BASE = `http://127.0.0.1:${PORT}`;
+const RESULTS = "docs/reliability-results.json";
+
+/** Serves a fetch handler on 127.0.0.1 (a random port), as the vitest global setup does. */
+function serveFetch(handler) {
+  const server = createServer(async (req, res) => {
+    const chunks = [];
+    for await (const chunk of req) chunks.push(chunk);
+    const body = ["GET", "HEAD"].includes(req.method) ? undefined : Buffer.concat(chunks);
+    const response = await handler(new Request(`http://127.0.0.1${req.url}`, { method: req.method, headers: req.headers, body }));
+    res.writeHead(response.status, Object.fromEntries(response.headers));
+    res.end(Buffer.from(await response.arrayBuffer()));
+  });
+  return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve(server)));
+}
+
+const adminToken = () => /^ADMIN_TOKEN=(.*)$/m.exec(readFileSync(".dev.vars", "utf8"))?.[1]?.trim();
+
+async function api(path, init = {}) {
+  const response = await fetch(`${BASE}${path}`, {
+    method: init.method ?? (init.body ? "POST" : "GET"),
+    headers: { authorization: `Bearer ${adminToken()}`, "content-type": "application/json" },
+    body: init.body ? JSON.stringify(init.body) : undefined,
+  });
+  const text = await response.text();
+  return { status: response.status, body: text ? JSON.parse(text) : null };
+}
+
+/** Starts `npm start` in its own process group (so that a SIGKILL takes wrangler and workerd with it) and waits until it answers. */
+async function startRuntime() {
+  const child = spawn("npm", ["start"], { detached: true, stdio: "ignore", env: { ...process.env, PORT } });
+  const deadline = Date.now() + 120_000;
+  while (Date.now() < deadline) {
+    try {
+      if ((await fetch(`${BASE}/v1/health`)).status < 500) return child;
+    } catch {
+      // not up yet
+    }
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  process.kill(-child.pid, "SIGKILL");
+  throw new Error("npm start did not answer within 120 s");
+}
+
+const kill = (child) => {
+  process.kill(-child.pid, "SIGKILL");
+  return new Promise((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve() : child.once("exit", resolve)));
+};
+
+function check(condition, message) {
+  if (!condition) throw new Error(`crash run: ${message}`);
+}
+
+async function calls(toolUrl, bucket, count = 0) {
+  return (await fetch(`${toolUrl}/calls/${bucket}?count=${count}`)).json();
+}
+
+async function crashOnce(toolUrl, round) {
+  const bucket = crypto.randomUUID();
+  const webhook = (name, action) => ({ type: "webhook", name, parameters: { type: "object", properties: {} }, url: `${toolUrl}/${action}/${bucket}` });
+  let runtime = await startRuntime();
+  try {
+    const agent = await api("/v1/agents", { body: { name: `crash ${round}`, provider: "mock", model: "mock-1", tools: [webhook("first", "echo"), webhook("second", "gate")] } });
+    check(agent.status === 201, `create agent: ${agent.status} ${JSON.stringify(agent.body)}`);
+    const sessionId = `crash-${crypto.randomUUID()}`;
+    const started = await api(`/v1/agents/${agent.body.id}/runs`, { body: { input: "[[tool first {}]] [[tool second {}]] go", session_id: sessionId, background: true } });
+    check(started.status === 202, `start run: ${started.status} ${JSON.stringify(started.body)}`);
+    await calls(toolUrl, bucket, 2); // `second` is in flight, held at the gate
+    await kill(runtime);
+    await fetch(`${toolUrl}/open/${bucket}`, { method: "POST" });
+    runtime = await startRuntime();
+    const runId = started.body.run_id;
+    let run;
+    const deadline = Date.now() + 90_000;
+    do run = (await api(`/v1/agents/${agent.body.id}/runs/${runId}?wait=20`)).body;
+    while (["pending", "running"].includes(run.status) && Date.now() < deadline);
+    check(run.status === "completed", `run ${runId} ended ${run.status}`);
+    check(run.output === 'You said: go\nfirst returned: {"echo":{}}\nsecond returned: gate opened', `output ${JSON.stringify(run.output)}`);
+    const transcript = (await api(`/v1/sessions/${sessionId}/transcript`)).body.data;
+    check(JSON.stringify(transcript.map((m) => m.role)) === JSON.stringify(["user", "assistant", "tool", "assistant", "tool", "assistant"]), `transcript ${transcript.map((m) => m.role)}`);
+    const received = await calls(toolUrl, bucket);
+    const keys = new Map();
+    for (const call of received) keys.set(call.body.name, new Set([...(keys.get(call.body.name) ?? []), call.idempotency_key]));
+    check([...keys.keys()].sort().join() === "first,second" && [...keys.values()].every((k) => k.size === 1), `tool calls by key ${JSON.stringify(received.map((c) => [c.body.name, c.idempotency_key]))}`);
+    const events = (await api(`/v1/agents/${agent.body.id}/runs/${runId}/events`)).body.data;
+    check(events.every((e, i) => e.seq === events[0].seq + i) && events.at(-1).type === "run_completed", `event seqs ${events.map((e) => e.seq)}`);
+    const next = await api(`/v1/agents/${agent.body.id}/runs`, { body: { input: "next turn", session_id: sessionId } });
+    check(next.status === 200 && next.body.status === "completed", `next turn: ${next.status}`);
+  } finally {
+    await kill(runtime);
+  }
+}
+
+// `npm start` writes .dev.vars when there is none; one it wrote for this script is removed again at the end
+// (vitest reads .dev.vars too).
+const devVarsBefore = existsSync(".dev.vars");
+const toolServer = await startToolServer(serveFetch);
+const toolUrl = `http://127.0.0.1:${toolServer.address().port}`;
+const started = Date.now();
+let survived = 0;
+let failure = null;
+try {
+  for (let round = 0; round < CRASHES; round++) {
+    await crashOnce(toolUrl, round);
+    survived += 1;
+    console.log(`crash ${round + 1}/${CRASHES}: the run completed after the restart`);
+  }
+} catch (error) {
+  failure = error instanceof Error ? error.message : String(error);
+  console.error(failure);
+  process.exitCode = 1;
+} finally {
+  toolServer.close();
+  if (!devVarsBefore) rmSync(".dev.vars", { force: true });
+  if (existsSync(RESULTS)) {
+    const results = JSON.parse(readFileSync(RESULTS, "utf8"));
+    const faults = (results.counts.faults ??= {});
+    faults.injected_sigkill_runtime = survived + (survived < CRASHES ? 1 : 0);
+    faults.survived_sigkill_runtime = survived;
+    results.seconds += Math.round((Date.now() - started) / 1000);
+    results.tests[failure ? "failed" : "passed"] += 1;
+    if (failure) results.failures.push(`scripts/reliability-crash.mjs: ${failure}`);
+    writeFileSync(RESULTS, `${JSON.stringify(results, null, 2)}\n`);
+  }
+}
