@@ -17,7 +17,10 @@ const inputText = z.strictObject({ type: z.literal("input_text"), text: z.string
 
 const inputImage = z.strictObject({
   type: z.literal("input_image"),
-  image_url: z.union([dataUrlOf(IMAGE_TYPES), z.string().startsWith("https://", "must be an https URL or a base64 data URL")]),
+  image_url: z.union([
+    dataUrlOf(IMAGE_TYPES).openapi({ description: "A base64 data URL of a PNG, JPEG, GIF or WebP image", pattern: "^data:" }),
+    z.string().startsWith("https://", "must be an https URL or a base64 data URL").openapi({ description: "An https URL", format: "uri" }),
+  ]),
   detail: z.literal("auto", "only auto: Agentry sends the image as it is").optional(),
 });
 
