@@ -494,18 +494,37 @@ export interface components {
         };
         Agent: {
             id: string;
-            /** @default null */
+            /**
+             * @description A display name
+             * @default null
+             */
             name?: string | null;
-            /** @enum {string} */
+            /**
+             * @description `anthropic` (Messages API), `openai` (Responses API), `openai-chat` (Chat Completions) or `mock` (the offline model, Anthropic's wire format)
+             * @enum {string}
+             */
             provider: "anthropic" | "openai" | "openai-chat" | "mock";
+            /** @description The provider's model name, sent as it is */
             model: string;
-            /** @default null */
+            /**
+             * @description The provider endpoint: null (the operator's), `mock:` (the offline model) or an https URL; without a `credential` it must be one of the operator's endpoints
+             * @default null
+             */
             base_url?: string | null;
-            /** @default null */
+            /**
+             * @description The id of one of the tenant's provider credentials (`/v1/credentials`) to call the provider with; null: the operator's key
+             * @default null
+             */
             credential?: string | null;
-            /** @default  */
+            /**
+             * @description The system prompt
+             * @default
+             */
             instructions?: string;
-            /** @default [] */
+            /**
+             * @description Tools the model may call: builtin, webhook (called by Agentry) and client (the run pauses for the client's result)
+             * @default []
+             */
             tools?: ({
                 /** @enum {string} */
                 type: "webhook";
@@ -561,7 +580,10 @@ export interface components {
                 /** @enum {string} */
                 name: "current_time" | "http_get";
             })[];
-            /** @default null */
+            /**
+             * @description A JSON Schema (an object) every run's answer must fit: `Run.output` is the parsed object
+             * @default null
+             */
             output_schema?: ({
                 /** @enum {string} */
                 type: "object";
@@ -574,26 +596,50 @@ export interface components {
             } & {
                 [key: string]: unknown;
             }) | null;
-            /** @default 0 */
+            /**
+             * @description Retries of failed model calls (retryable errors), one budget per run
+             * @default 0
+             */
             retries?: number;
-            /** @default 1 */
+            /**
+             * @description Seconds before a retry (a provider's retry-after wins when longer, at most 60 s)
+             * @default 1
+             */
             delay_between_retries?: number;
-            /** @default false */
+            /**
+             * @description Doubles the delay on each retry
+             * @default false
+             */
             exponential_backoff?: boolean;
-            /** @default 25 */
+            /**
+             * @description Model calls a run may make; past them the run ends with an error
+             * @default 25
+             */
             max_steps?: number;
-            /** @default 4096 */
+            /**
+             * @description The output token limit of each model call
+             * @default 4096
+             */
             max_output_tokens?: number;
-            /** @default null */
+            /**
+             * @description A run ends with `run_error` `budget_exceeded` once its cost passes this (USD, checked after each model call; needs a known price); null: no limit
+             * @default null
+             */
             max_cost_usd?: number | null;
-            /** @default null */
+            /**
+             * @description USD per million tokens for this agent's model, over the price table
+             * @default null
+             */
             prices?: {
                 input: number;
                 output: number;
                 cache_read?: number;
                 cache_write?: number;
             } | null;
-            /** @default null */
+            /**
+             * @description Summarise a branch's older messages before a model call whose request passes `trigger_tokens`; null: never
+             * @default null
+             */
             compaction?: {
                 /** @default true */
                 enabled?: boolean;
@@ -602,9 +648,15 @@ export interface components {
                 /** @default 8 */
                 keep_last_messages?: number;
             } | null;
-            /** @default true */
+            /**
+             * @description Store every event of the agent's runs (replay, resume); false: events are only relayed live and nothing is stored
+             * @default true
+             */
             store_events?: boolean;
-            /** @default {} */
+            /**
+             * @description Free-form; `http_get_allow` lists the hosts the builtin `http_get` tool may fetch
+             * @default {}
+             */
             metadata?: {
                 http_get_allow?: string[];
             } & {
@@ -616,18 +668,22 @@ export interface components {
         };
         AgentCreate: {
             id?: string;
-            /** @description Optional; default null. */
+            /** @description A display name. Optional; default null. */
             name?: string | null;
-            /** @enum {string} */
+            /**
+             * @description `anthropic` (Messages API), `openai` (Responses API), `openai-chat` (Chat Completions) or `mock` (the offline model, Anthropic's wire format)
+             * @enum {string}
+             */
             provider: "anthropic" | "openai" | "openai-chat" | "mock";
+            /** @description The provider's model name, sent as it is */
             model: string;
-            /** @description Optional; default null. */
+            /** @description The provider endpoint: null (the operator's), `mock:` (the offline model) or an https URL; without a `credential` it must be one of the operator's endpoints. Optional; default null. */
             base_url?: string | null;
-            /** @description Optional; default null. */
+            /** @description The id of one of the tenant's provider credentials (`/v1/credentials`) to call the provider with; null: the operator's key. Optional; default null. */
             credential?: string | null;
-            /** @description Optional; default "". */
+            /** @description The system prompt. Optional; default "". */
             instructions?: string;
-            /** @description Optional; default []. */
+            /** @description Tools the model may call: builtin, webhook (called by Agentry) and client (the run pauses for the client's result). Optional; default []. */
             tools?: ({
                 /** @enum {string} */
                 type: "webhook";
@@ -683,7 +739,7 @@ export interface components {
                 /** @enum {string} */
                 name: "current_time" | "http_get";
             })[];
-            /** @description Optional; default null. */
+            /** @description A JSON Schema (an object) every run's answer must fit: `Run.output` is the parsed object. Optional; default null. */
             output_schema?: ({
                 /** @enum {string} */
                 type: "object";
@@ -696,26 +752,26 @@ export interface components {
             } & {
                 [key: string]: unknown;
             }) | null;
-            /** @description Optional; default 0. */
+            /** @description Retries of failed model calls (retryable errors), one budget per run. Optional; default 0. */
             retries?: number;
-            /** @description Optional; default 1. */
+            /** @description Seconds before a retry (a provider's retry-after wins when longer, at most 60 s). Optional; default 1. */
             delay_between_retries?: number;
-            /** @description Optional; default false. */
+            /** @description Doubles the delay on each retry. Optional; default false. */
             exponential_backoff?: boolean;
-            /** @description Optional; default 25. */
+            /** @description Model calls a run may make; past them the run ends with an error. Optional; default 25. */
             max_steps?: number;
-            /** @description Optional; default 4096. */
+            /** @description The output token limit of each model call. Optional; default 4096. */
             max_output_tokens?: number;
-            /** @description Optional; default null. */
+            /** @description A run ends with `run_error` `budget_exceeded` once its cost passes this (USD, checked after each model call; needs a known price); null: no limit. Optional; default null. */
             max_cost_usd?: number | null;
-            /** @description Optional; default null. */
+            /** @description USD per million tokens for this agent's model, over the price table. Optional; default null. */
             prices?: {
                 input: number;
                 output: number;
                 cache_read?: number;
                 cache_write?: number;
             } | null;
-            /** @description Optional; default null. */
+            /** @description Summarise a branch's older messages before a model call whose request passes `trigger_tokens`; null: never. Optional; default null. */
             compaction?: {
                 /** @default true */
                 enabled?: boolean;
@@ -724,9 +780,9 @@ export interface components {
                 /** @default 8 */
                 keep_last_messages?: number;
             } | null;
-            /** @description Optional; default true. */
+            /** @description Store every event of the agent's runs (replay, resume); false: events are only relayed live and nothing is stored. Optional; default true. */
             store_events?: boolean;
-            /** @description Optional; default {}. */
+            /** @description Free-form; `http_get_allow` lists the hosts the builtin `http_get` tool may fetch. Optional; default {}. */
             metadata?: {
                 http_get_allow?: string[];
             } & {
@@ -734,13 +790,22 @@ export interface components {
             };
         };
         AgentPatch: {
+            /** @description A display name */
             name?: string | null;
-            /** @enum {string} */
+            /**
+             * @description `anthropic` (Messages API), `openai` (Responses API), `openai-chat` (Chat Completions) or `mock` (the offline model, Anthropic's wire format)
+             * @enum {string}
+             */
             provider?: "anthropic" | "openai" | "openai-chat" | "mock";
+            /** @description The provider's model name, sent as it is */
             model?: string;
+            /** @description The provider endpoint: null (the operator's), `mock:` (the offline model) or an https URL; without a `credential` it must be one of the operator's endpoints */
             base_url?: string | null;
+            /** @description The id of one of the tenant's provider credentials (`/v1/credentials`) to call the provider with; null: the operator's key */
             credential?: string | null;
+            /** @description The system prompt */
             instructions?: string;
+            /** @description Tools the model may call: builtin, webhook (called by Agentry) and client (the run pauses for the client's result) */
             tools?: ({
                 /** @enum {string} */
                 type: "webhook";
@@ -796,6 +861,7 @@ export interface components {
                 /** @enum {string} */
                 name: "current_time" | "http_get";
             })[];
+            /** @description A JSON Schema (an object) every run's answer must fit: `Run.output` is the parsed object */
             output_schema?: ({
                 /** @enum {string} */
                 type: "object";
@@ -808,18 +874,26 @@ export interface components {
             } & {
                 [key: string]: unknown;
             }) | null;
+            /** @description Retries of failed model calls (retryable errors), one budget per run */
             retries?: number;
+            /** @description Seconds before a retry (a provider's retry-after wins when longer, at most 60 s) */
             delay_between_retries?: number;
+            /** @description Doubles the delay on each retry */
             exponential_backoff?: boolean;
+            /** @description Model calls a run may make; past them the run ends with an error */
             max_steps?: number;
+            /** @description The output token limit of each model call */
             max_output_tokens?: number;
+            /** @description A run ends with `run_error` `budget_exceeded` once its cost passes this (USD, checked after each model call; needs a known price); null: no limit */
             max_cost_usd?: number | null;
+            /** @description USD per million tokens for this agent's model, over the price table */
             prices?: {
                 input: number;
                 output: number;
                 cache_read?: number;
                 cache_write?: number;
             } | null;
+            /** @description Summarise a branch's older messages before a model call whose request passes `trigger_tokens`; null: never */
             compaction?: {
                 /** @default true */
                 enabled?: boolean;
@@ -828,7 +902,9 @@ export interface components {
                 /** @default 8 */
                 keep_last_messages?: number;
             } | null;
+            /** @description Store every event of the agent's runs (replay, resume); false: events are only relayed live and nothing is stored */
             store_events?: boolean;
+            /** @description Free-form; `http_get_allow` lists the hosts the builtin `http_get` tool may fetch */
             metadata?: {
                 http_get_allow?: string[];
             } & {
