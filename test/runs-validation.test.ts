@@ -27,7 +27,15 @@ describe("bad input on the runs and sessions routes", () => {
     const before = await tableCounts();
     const fork = await api(`/v1/agents/${agent.id}/runs/${source.id}/continue`, { body: { fork: true, input: "€".repeat(600_000) } });
     const body = await expectRejected(fork, 413, "input");
-    expect(body.error.message).toMatch(/over the limit of 1500000/);
+    expect(body.error.message).toMatch(/over the limit of 1800000/);
+    expect(await tableCounts()).toEqual(before);
+  });
+
+  it("refuses an input that fits alone but not with the largest answer its agent allows", async () => {
+    const agent = await createAgent({ max_output_tokens: 200_000 });
+    const before = await tableCounts();
+    const body = await expectRejected(await api(`/v1/agents/${agent.id}/runs`, { body: { input: "x".repeat(1_000_000) } }), 413, "input");
+    expect(body.error.message).toContain("max_output_tokens 200000");
     expect(await tableCounts()).toEqual(before);
   });
 

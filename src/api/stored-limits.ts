@@ -7,19 +7,25 @@ export const MAX_RUN_METADATA_BYTES = 64_000;
 const utf8Bytes = (value: unknown) => new TextEncoder().encode(JSON.stringify(value)).byteLength;
 
 /**
- * Bytes (UTF-8 JSON, as stored) that a run's write-once values may take together: the agent's
- * snapshot, the text of its input, its `output_schema` and `metadata` all live in the run's
- * record (the text also in the transcript row of the user's message), and D1 and Durable Object
- * SQLite refuse a row over 2 MB. The rest of the 2 MB is left to what the run adds (output,
- * checkpoints, required actions, metrics).
+ * Bytes (UTF-8 JSON, as stored) a run's record may reach: its agent snapshot, input text,
+ * `output_schema` and `metadata` (written once), and the largest answer its agent lets a model
+ * call write (`max_output_tokens`, at ANSWER_BYTES_PER_TOKEN). D1 and Durable Object SQLite refuse
+ * a row over 2 MB; the rest is left to what else a run adds (checkpoints, metrics, required actions).
  */
-export const MAX_RUN_RECORD_BYTES = 1_500_000;
+export const MAX_RUN_RECORD_BYTES = 1_800_000;
+/** Bytes an answer takes per output token, at most in practice (English averages 4 characters a token). */
+export const ANSWER_BYTES_PER_TOKEN = 4;
 
-/** What a new run stores once: its agent, input text, output schema and metadata. */
-export type RunRecordParts = { agent: unknown; input: readonly { type: string; text?: string }[]; output_schema: unknown; metadata: unknown };
+/** What a new run stores once (its agent, input text, output schema and metadata). */
+export type RunRecordParts = {
+  agent: { max_output_tokens: number };
+  input: readonly { type: string; text?: string }[];
+  output_schema: unknown;
+  metadata: unknown;
+};
 
 /**
- * Refuses, before anything is stored, a run whose write-once values would not fit in one row
+ * Refuses, before anything is stored, a run whose record could not fit in one row
  * (`413 payload_too_large` naming `input`, the one field of the request that a client can shrink
  * for this agent): a 1,000,000-character input is 1 MB of ASCII but up to 4 MB of UTF-8.
  */
@@ -30,12 +36,14 @@ export function assertRunRecordFits(parts: RunRecordParts): void {
     input: utf8Bytes(text),
     output_schema: utf8Bytes(parts.output_schema ?? null),
     metadata: utf8Bytes(parts.metadata ?? {}),
+    answer: parts.agent.max_output_tokens * ANSWER_BYTES_PER_TOKEN,
   };
-  const total = sizes.agent + sizes.input + sizes.output_schema + sizes.metadata;
+  const total = sizes.agent + sizes.input + sizes.output_schema + sizes.metadata + sizes.answer;
   if (total <= MAX_RUN_RECORD_BYTES) return;
   const message =
-    `The run would store ${total} bytes (agent ${sizes.agent}, input text ${sizes.input}, output_schema ${sizes.output_schema}, ` +
-    `metadata ${sizes.metadata}), over the limit of ${MAX_RUN_RECORD_BYTES}`;
+    `The run could store ${total} bytes (agent ${sizes.agent}, input text ${sizes.input}, output_schema ${sizes.output_schema}, ` +
+    `metadata ${sizes.metadata}, an answer of max_output_tokens ${parts.agent.max_output_tokens} × ${ANSWER_BYTES_PER_TOKEN}), ` +
+    `over the limit of ${MAX_RUN_RECORD_BYTES}`;
   throw new ApiError("payload_too_large", message, { fields: [{ path: "input", message }] });
 }
 
