@@ -3,14 +3,14 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it, type TestContext } from "vitest";
 import { SseReader } from "../support/events";
 import { api } from "../support/http";
-import { sessionStub, wrapSessionD1 } from "../support/held-d1";
+import { sessionStub, wrapSessionD1, writesRunStatus } from "../support/held-d1";
 import { deliverRunMessages, holdRunQueue } from "../support/run-queue";
 import { postRun, type Run } from "../support/runs";
 import { callsReceived, openGate } from "../support/tool-server";
 import { count } from "./support/counts";
-import { expectIntact, faultAgent, PROVIDERS, storedScan, TWO_TOOLS, type Provider } from "./support/fault-run";
+import { eventually, expectIntact, faultAgent, PROVIDERS, storedScan, TWO_TOOLS, type Provider } from "./support/fault-run";
 
-/** Rounds of every fault kind on every provider (17 kinds × 3 providers per round; 4 rounds = 204 faults). */
+/** Rounds of every fault kind on every provider (18 kinds × 3 providers per round; 4 rounds = 216 faults). */
 const ROUNDS = 4;
 const RETRYABLE_STATUSES = [408, 429, 500, 502, 503, 504, 529];
 
@@ -153,6 +153,26 @@ const faults: Record<string, (provider: Provider, round: number) => Promise<void
     await stream.rest();
     expect(failed).toBe(2);
     await expectIntact(started.agentId, started.runId, started.sessionId, started.bucket);
+  },
+  d1_failing_at_run_end: async (provider, round) => {
+    const sessionId = `fault-d1-end-${crypto.randomUUID()}`;
+    let failed = 0;
+    await wrapSessionD1(sessionId, async (statements, send) => {
+      // The batches that write the finished run fail twice as D1 would (under the quarantine's 3): the outbox retries them.
+      if (failed < 2 && writesRunStatus("completed")(statements)) {
+        failed += 1;
+        throw new Error("D1_ERROR: injected failure");
+      }
+      return send();
+    });
+    const { started, stream } = await start(provider, round, TWO_TOOLS, true, sessionId);
+    await stream.rest();
+    await expectIntact(started.agentId, started.runId, started.sessionId, started.bucket);
+    const mirrored = await eventually(
+      async () => (await env.DB.prepare("SELECT status FROM runs WHERE id = ?").bind(started.runId).first<{ status: string }>())?.status,
+      (status) => status === "completed",
+    );
+    expect({ failed, mirrored }).toEqual({ failed: 2, mirrored: "completed" });
   },
   d1_slow: async (provider, round) => {
     const sessionId = `fault-d1-slow-${crypto.randomUUID()}`;
