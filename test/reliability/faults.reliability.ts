@@ -2,15 +2,15 @@ import { abortAllDurableObjects, runDurableObjectAlarm, runInDurableObject } fro
 import { env } from "cloudflare:workers";
 import { describe, expect, it, type TestContext } from "vitest";
 import { SseReader } from "../support/events";
-import { api } from "../support/http";
+import { api, createAgent } from "../support/http";
 import { sessionStub, wrapSessionD1, writesRunStatus } from "../support/held-d1";
 import { deliverRunMessages, holdRunQueue } from "../support/run-queue";
-import { postRun, type Run } from "../support/runs";
+import { postRun, runTurn, transcriptOf, type Run, type RunEvent } from "../support/runs";
 import { callsReceived, openGate } from "../support/tool-server";
 import { count } from "./support/counts";
-import { eventually, expectIntact, faultAgent, PROVIDERS, storedScan, TWO_TOOLS, type Provider } from "./support/fault-run";
+import { eventually, expectIntact, expectNoStoredSecrets, faultAgent, loopbackOf, PROVIDERS, storedScan, TWO_TOOLS, type Provider } from "./support/fault-run";
 
-/** Rounds of every fault kind on every provider (18 kinds × 3 providers per round; 4 rounds = 216 faults). */
+/** Rounds of every fault kind on every provider (19 kinds × 3 providers per round; 4 rounds = 228 faults). */
 const ROUNDS = 4;
 const RETRYABLE_STATUSES = [408, 429, 500, 502, 503, 504, 529];
 
@@ -137,6 +137,42 @@ const faults: Record<string, (provider: Provider, round: number) => Promise<void
     const { started: again, stream: next } = await start(provider, round, TWO_TOOLS, true, started.sessionId);
     await next.rest();
     await expectIntact(again.agentId, again.runId, again.sessionId, again.bucket);
+  },
+  cancel_races_continue: async (provider, round) => {
+    const ask = { type: "client", name: "ask_user", parameters: { type: "object", properties: {} } };
+    const agent = await createAgent({ provider, model: "mock-1", base_url: round % 2 === 0 ? "mock:" : loopbackOf(provider), tools: [ask] });
+    const sessionId = `fault-continue-${crypto.randomUUID()}`;
+    const paused = await runTurn(agent.id, { input: "[[tool ask_user {}]] go", session_id: sessionId });
+    expect(paused.status).toBe("paused");
+    const answer = { tool_results: [{ tool_call_id: paused.required_actions[0]!.tool_call_id, output: "yes" }] };
+    const [continued, cancel] = await Promise.all([
+      api(`/v1/agents/${agent.id}/runs/${paused.id}/continue`, { body: answer }),
+      api(`/v1/agents/${agent.id}/runs/${paused.id}/cancel`, { method: "POST" }),
+    ]);
+    // A genuine race, with three legal ends: the continue finishes first (both answer completed); the
+    // continue starts and the cancel stops it (both answer cancelled); the cancel lands first and the
+    // continue is refused (409). Everything stored must agree with the pair the client saw.
+    expect(cancel.status).toBe(200);
+    const outcome = (await cancel.json<Run>()).status;
+    const continuedAs = continued.status === 200 ? (await continued.json<Run>()).status : continued.status;
+    expect([["completed", "completed"], ["cancelled", "cancelled"], ["cancelled", 409]]).toContainEqual([outcome, continuedAs]);
+    const run = await (await api(`/v1/agents/${agent.id}/runs/${paused.id}?wait=20`)).json<Run>();
+    expect(run.status).toBe(outcome);
+    const events = (await (await api(`/v1/agents/${agent.id}/runs/${paused.id}/events`)).json<{ data: RunEvent[] }>()).data;
+    const seqs = events.map((e) => e.seq);
+    expect(seqs).toEqual(seqs.map((_, i) => seqs[0]! + i));
+    expect(events.filter((e) => ["run_completed", "run_cancelled", "run_error"].includes(e.type)).map((e) => e.type)).toEqual([`run_${outcome}`]);
+    const transcript = await transcriptOf(sessionId);
+    expect(transcript.map((m) => m.index)).toEqual(transcript.map((_, i) => i));
+    // The tool's answer is recorded once when the continue was accepted, never when it was refused.
+    expect(transcript.filter((m) => m.role === "tool").length).toBe(continuedAs === 409 ? 0 : 1);
+    const mirrored = await eventually(
+      async () => (await env.DB.prepare("SELECT idx FROM messages WHERE tenant = 'default' AND session_id = ? ORDER BY idx").bind(sessionId).all<{ idx: number }>()).results,
+      (rows) => rows.length >= transcript.length,
+    );
+    expect(mirrored.map((m) => m.idx)).toEqual(transcript.map((m) => m.index));
+    expect((await runTurn(agent.id, { input: "next turn", session_id: sessionId })).status).toBe("completed");
+    await expectNoStoredSecrets(sessionId);
   },
   d1_failing: async (provider, round) => {
     const sessionId = `fault-d1-${crypto.randomUUID()}`;

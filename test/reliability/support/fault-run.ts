@@ -15,17 +15,19 @@ export const TWO_TOOLS = "[[tool first {}]] [[tool second {}]] go";
 export const TWO_TOOLS_OUTPUT = 'You said: go\nfirst returned: {"echo":{}}\nsecond returned: gate opened';
 const ROLES = ["user", "assistant", "tool", "assistant", "tool", "assistant"];
 
+/** The offline model served over loopback HTTP, where the real SDK of `provider` connects. */
+export const loopbackOf = (provider: Provider) => (provider === "anthropic" ? env.MOCK_MODEL_URL : `${env.MOCK_MODEL_URL}/v1`);
+
 /**
  * An agent on `provider` (the offline model in process for even `round`s, over loopback HTTP for odd ones,
  * where the real SDK connects) with the two webhook tools on `bucket` of the test tool server.
  */
 export async function faultAgent(provider: Provider, bucket: string, round = 0) {
   const webhook = (name: string, action: string) => ({ type: "webhook", name, parameters: { type: "object", properties: {} }, url: `${env.TOOL_SERVER_URL}/${action}/${bucket}` });
-  const loopback = provider === "anthropic" ? env.MOCK_MODEL_URL : `${env.MOCK_MODEL_URL}/v1`;
   return createAgent({
     provider,
     model: "mock-1",
-    base_url: round % 2 === 0 ? "mock:" : loopback,
+    base_url: round % 2 === 0 ? "mock:" : loopbackOf(provider),
     retries: 3,
     delay_between_retries: 0.01,
     tools: [webhook("first", "echo"), webhook("second", "gate")],
