@@ -131,8 +131,12 @@ describe("deeply nested JSON", () => {
     const sessionId = `old-${crypto.randomUUID()}`;
     const runId = `run_old${crypto.randomUUID().replace(/-/g, "")}`;
     const deep = deepObject(20_000);
-    const row = await env.DB.prepare("SELECT body, created_at FROM runs WHERE id = ?").bind(source.id).first<{ body: string; created_at: string }>();
-    const body = row!.body.replaceAll(source.id, runId).replaceAll(source.session_id, sessionId).replace('"metadata":{}', `"metadata":{"x":${deep}}`);
+    const row = await env.DB.prepare("SELECT r.body AS body, i.body AS once, r.created_at AS created_at FROM runs r JOIN run_inputs i ON i.id = r.id WHERE r.id = ?")
+      .bind(source.id)
+      .first<{ body: string; once: string; created_at: string }>();
+    // A row mirrored before the write-once split: everything in its body, no `run_inputs` row.
+    const whole = JSON.stringify({ ...(JSON.parse(row!.body) as object), ...(JSON.parse(row!.once) as object) });
+    const body = whole.replaceAll(source.id, runId).replaceAll(source.session_id, sessionId).replace('"metadata":{}', `"metadata":{"x":${deep}}`);
     expect(body).toContain(deep);
     const content = `[{"type":"tool_call","tool_call_id":"toolu_old","name":"ask","arguments":${deep}}]`;
     await env.DB.batch([

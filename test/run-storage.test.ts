@@ -50,3 +50,57 @@ describe("run storage in the session object", () => {
     expect(second.status).toBe("completed");
   });
 });
+
+/** The run's rows in the D1 mirror: its changing body and its write-once values (null when it has no such row). */
+async function mirroredRows(runId: string): Promise<Rows> {
+  const row = await env.DB.prepare("SELECT r.body AS body, i.body AS once FROM runs r LEFT JOIN run_inputs i ON i.id = r.id WHERE r.id = ?")
+    .bind(runId)
+    .first<{ body: string; once: string | null }>();
+  return { body: JSON.parse(row!.body) as Record<string, unknown>, once: row!.once === null ? null : (JSON.parse(row!.once) as Record<string, unknown>) };
+}
+
+const clientTool = { type: "client", name: "ask", description: "asks the user", parameters: { type: "object", properties: {} } };
+
+describe("run storage in the D1 mirror", () => {
+  it("holds the write-once values in run_inputs, and the run's body only what changes", async () => {
+    const agent = await createAgent({ instructions: "y".repeat(20_000) });
+    const schema = { type: "object", properties: { word: { type: "string" } }, required: ["word"] };
+    const run = await runTurn(agent.id, { input: '[[tool echo {"text":"a"}]] [[json {"word":"b"}]]', output_schema: schema });
+    expect(run.status).toBe("completed");
+    const rows = await mirroredRows(run.id);
+    expect(rows.body).not.toHaveProperty("agent");
+    expect(rows.body).not.toHaveProperty("input");
+    expect(rows.body).not.toHaveProperty("output_schema");
+    expect(JSON.stringify(rows.body).length).toBeLessThan(5_000);
+    expect(rows.once).toMatchObject({ agent: { id: agent.id, instructions: "y".repeat(20_000) }, input: run.input, output_schema: schema });
+    const listed = await (await api(`/v1/agents/${agent.id}/runs?session_id=${run.session_id}`)).json<{ data: Run[] }>();
+    expect(listed.data.map((r) => [r.id, r.input, r.output])).toEqual([[run.id, run.input, run.output]]);
+    expect(await getRun(agent.id, run.id)).toEqual(run);
+  });
+
+  it("rebuilds a session whose runs were mirrored before the split, and keeps their values when they change again", async () => {
+    const agent = await createAgent({ tools: [clientTool] });
+    const paused = await runTurn(agent.id, { input: "[[tool ask {}]] one question" });
+    expect(paused.status).toBe("paused");
+    // The mirror as it was before the split: the whole record in the body, no run_inputs row.
+    const rows = await mirroredRows(paused.id);
+    await env.DB.batch([
+      env.DB.prepare("UPDATE runs SET body = ? WHERE id = ?").bind(JSON.stringify({ ...rows.body, ...rows.once }), paused.id),
+      env.DB.prepare("DELETE FROM run_inputs WHERE id = ?").bind(paused.id),
+    ]);
+    await runInDurableObject(stubOf(paused.session_id), (_i, state) => state.storage.deleteAll());
+
+    const callId = paused.required_actions[0]!.tool_call_id;
+    const resumed = await api(`/v1/agents/${agent.id}/runs/${paused.id}/continue`, { body: { tool_results: [{ tool_call_id: callId, output: "yes" }] } });
+    expect(resumed.status).toBe(200);
+    const done = await resumed.json<Run>();
+    expect(done.status).toBe("completed");
+    expect(done.input).toEqual(paused.input);
+    // The run's body changed again in D1; its write-once values were sent back first.
+    const after = await mirroredRows(paused.id);
+    expect(after.body).toMatchObject({ status: "completed" });
+    expect(after.body).not.toHaveProperty("agent");
+    expect(after.once).toMatchObject({ agent: { id: agent.id }, input: paused.input });
+    expect(await getRun(agent.id, paused.id)).toEqual(done);
+  });
+});

@@ -60,7 +60,7 @@ describe("sessions", () => {
     expect(events.at(-1)).toMatchObject({ type: "run_cancelled", data: { reason: "session deleted" } });
     expect((await api(`/v1/sessions/${sessionId}`)).status).toBe(404);
     expect((await api(`/v1/agents/${agent.id}/runs/${events[0]!.run_id}`)).status).toBe(404);
-    for (const table of ["sessions", "runs", "messages"]) expect(await countRows(table, sessionId)).toBe(0);
+    for (const table of ["sessions", "runs", "run_inputs", "messages", "events"]) expect(await countRows(table, sessionId)).toBe(0);
     expect((await api(`/v1/sessions/${sessionId}`, { method: "DELETE" })).status).toBe(404);
   });
 });

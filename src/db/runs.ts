@@ -2,22 +2,26 @@ import { and, desc, eq, lt, or, type SQL } from "drizzle-orm";
 import { notFound } from "../core/errors";
 import type { Cursor } from "../api/pagination";
 import type { RunRecord } from "../session";
-import { parseRunRecord } from "../session";
+import { parseRunRow } from "../session";
 import { database } from "./client";
-import { runs } from "./schema";
+import { runInputs, runs } from "./schema";
 
-
-/** Run bodies are written only by the Session object, from a RunRecord, and checked when read back (run-record-schema.ts). */
-const parse = (body: string) => parseRunRecord(body, "D1");
+/**
+ * Run bodies are written only by the Session object, from a RunRecord, with the write-once values
+ * in `run_inputs` (run-inputs.ts), and checked when read back (run-record-schema.ts).
+ */
+const parse = (row: { body: string; once: string | null }) => parseRunRow(row, "D1");
+const columns = { body: runs.body, once: runInputs.body };
 
 /** A run of the tenant's agent (of any of its agents when `agentId` is null), or null (unknown, foreign, or of another agent). */
 export async function findRun(d1: D1Database, tenant: string, agentId: string | null, runId: string): Promise<RunRecord | null> {
   const row = await database(d1)
-    .select({ body: runs.body })
+    .select(columns)
     .from(runs)
+    .leftJoin(runInputs, eq(runInputs.id, runs.id))
     .where(and(eq(runs.tenant, tenant), agentId === null ? undefined : eq(runs.agentId, agentId), eq(runs.id, runId)))
     .get();
-  return row ? parse(row.body) : null;
+  return row ? parse(row) : null;
 }
 
 /** A run of the tenant's agent (any agent when `agentId` is null), or a 404 as if it did not exist. */
@@ -37,11 +41,12 @@ export async function listRuns(d1: D1Database, tenant: string, filter: RunFilter
   if (filter.status) where.push(eq(runs.status, filter.status));
   if (after) where.push(or(lt(runs.createdAt, after.createdAt), and(eq(runs.createdAt, after.createdAt), lt(runs.id, after.id))));
   const rows = await database(d1)
-    .select({ body: runs.body, createdAt: runs.createdAt, id: runs.id })
+    .select({ ...columns, createdAt: runs.createdAt, id: runs.id })
     .from(runs)
+    .leftJoin(runInputs, eq(runInputs.id, runs.id))
     .where(and(...where))
     .orderBy(desc(runs.createdAt), desc(runs.id))
     .limit(limit + 1)
     .all();
-  return rows.map((r) => ({ createdAt: r.createdAt, id: r.id, run: parse(r.body) }));
+  return rows.map((r) => ({ createdAt: r.createdAt, id: r.id, run: parse(r) }));
 }

@@ -60,7 +60,10 @@ export const runs = sqliteTable(
     agentId: text().notNull(),
     agentVersion: integer().notNull(),
     status: text().notNull(),
-    /** The Run object as the API shows it (JSON); the columns beside it are for queries. */
+    /**
+     * The run record (JSON) without its write-once values, which are in `run_inputs` (runs
+     * mirrored before that table carry them here); the columns beside it are for queries.
+     */
     body: text().notNull(),
     createdAt: text().notNull(),
     updatedAt: text().notNull(),
@@ -72,6 +75,21 @@ export const runs = sqliteTable(
     index("runs_by_time").on(t.createdAt),
     index("runs_by_status").on(t.status, t.updatedAt),
   ],
+);
+
+/**
+ * A run's write-once values (agent snapshot, input, output schema; JSON), mirrored once when the
+ * run is created, so that every later save of the run sends only its small changing body.
+ */
+export const runInputs = sqliteTable(
+  "run_inputs",
+  {
+    id: text().primaryKey(),
+    tenant: text().notNull(),
+    sessionId: text().notNull(),
+    body: text().notNull(),
+  },
+  (t) => [index("run_inputs_by_session").on(t.tenant, t.sessionId)],
 );
 
 export const messages = sqliteTable(

@@ -66,7 +66,7 @@ export async function createRun(core: SessionCore, spec: NewRun): Promise<RunAns
       core.store.setMeta("active_run_id", run.id);
       core.store.setMeta("updated_at", now);
       const input = spec.input ? [core.appendMessage(run, "user", spec.input)] : [];
-      return [core.mirrorSessionRow(), ...input, core.saveRun(run)];
+      return [core.mirrorSessionRow(), ...input, ...core.saveRun(run)];
     });
     // Subscribed before the first await: a cancel during the flush below ends the stream too.
     if (spec.stream) stream = runEventStream(core.hub, run.id);

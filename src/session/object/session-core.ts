@@ -9,7 +9,7 @@ import { EventLog } from "../store/event-log";
 import { Mirror } from "../store/mirror";
 import { replayStream } from "../stream/replay-stream";
 import { EventHub, isTerminal, type EventData, type RunEvent, type RunEventType } from "../stream/events";
-import { mirrorMessage, mirrorRun, mirrorSession } from "../store/mirror-statements";
+import { mirrorMessage, mirrorRun, mirrorRunInputs, mirrorSession } from "../store/mirror-statements";
 import type { RunAnswer, SessionFailure, SessionIdentity } from "./protocol";
 import { rebuildFromMirror } from "../store/rebuild";
 import { driveRun, type LoopHost } from "../run/run-loop";
@@ -131,6 +131,8 @@ export class SessionCore implements LoopHost {
       const counts = await rebuildFromMirror(this.store, this.env.DB, identity.tenant, identity.session_id);
       await rebuildCompactions(this.compactions, this.env.DB, identity.tenant, identity.session_id);
       if (counts.runs > 0) log({ event: "session_rebuilt", session_id: identity.session_id, ...counts });
+      // Runs mirrored before the write-once split send that row again (rebuild.ts).
+      if (this.store.outbox(1).length > 0) this.armMirror();
       if (this.store.activeRun()?.status === "running") this.setTimer("watchdog", Date.now());
     });
   }
@@ -192,7 +194,7 @@ export class SessionCore implements LoopHost {
     if (active?.status !== "running") return;
     if (active.retry_at) {
       active.retry_at = null;
-      this.commit(() => [this.saveRun(active)]);
+      this.commit(() => this.saveRun(active));
     }
     this.resumeStalledRun();
   }
@@ -204,7 +206,7 @@ export class SessionCore implements LoopHost {
     const now = nowIso();
     run.status = "running";
     run.started_at = now;
-    this.commit(() => [this.saveRun(run)]);
+    this.commit(() => this.saveRun(run));
     this.setTimer("queue_fallback", null);
     void this.begin(run, trigger).then(() => this.flushSoon());
     return true;
@@ -237,7 +239,7 @@ export class SessionCore implements LoopHost {
     run.metrics.retries += 1;
     run.call_attempt = failedAttempt + 1;
     run.retry_at = Date.now() + delayMs;
-    this.commit(() => [this.saveRun(run)]);
+    this.commit(() => this.saveRun(run));
     this.setTimer("retry", run.retry_at);
     this.setTimer("watchdog", run.retry_at + WATCHDOG_MS);
     this.emit(run, "retry", {
@@ -328,7 +330,7 @@ export class SessionCore implements LoopHost {
       if (status !== "paused" && this.store.getMeta("active_run_id") === run.id) this.store.setMeta("active_run_id", null);
       this.store.setMeta("updated_at", now);
       if (status !== "paused") this.addCheckpoint(run, { after: "end", tool_call_id: null, tool_name: null });
-      return [this.saveRun(run), this.mirrorSessionRow()];
+      return [...this.saveRun(run), this.mirrorSessionRow()];
     });
     for (const timer of ["watchdog", "retry", "queue_fallback"] as const) this.setTimer(timer, null);
     // The object's own copy of the event log follows the same retention as the D1 mirror's.
@@ -425,9 +427,11 @@ export class SessionCore implements LoopHost {
     return mirrorMessage(this.tenant(), run.session_id, message);
   }
 
-  saveRun(run: RunRecord): MirrorStatement {
-    this.store.putRun(run);
-    return mirrorRun(this.tenant(), run, nowIso());
+  /** Stores a run; its D1 statements: the write-once values the first time, then the changing body. */
+  saveRun(run: RunRecord): MirrorStatement[] {
+    const first = this.store.putRun(run);
+    const body = mirrorRun(this.tenant(), run, nowIso());
+    return first ? [mirrorRunInputs(this.tenant(), run), body] : [body];
   }
 
   mirrorSessionRow(): MirrorStatement {

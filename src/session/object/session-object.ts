@@ -95,7 +95,7 @@ export class SessionObject extends DurableObject<Env> {
       });
       return { ok: true, action: "ended" };
     }
-    this.core.commit(() => [this.core.saveRun(run)]);
+    this.core.commit(() => this.core.saveRun(run));
     log({ event: "run_resumed", run_id: run.id, reason: "cron sweep" });
     if (run.status === "pending") this.core.startPending("cron sweep");
     else this.core.drive(run.id);
@@ -163,7 +163,7 @@ export class SessionObject extends DurableObject<Env> {
           is_error: result.is_error ?? false,
         });
       }
-      return [this.core.saveRun(run)];
+      return this.core.saveRun(run);
     });
     this.core.emit(run, "run_continued", { from_checkpoint: null });
     // checkToolResults matched every result to one of the actions.

@@ -5,4 +5,5 @@
  */
 export { isActive, renderRun, type InputPart, type Run, type RunRecord, type RunStatus } from "./run-record";
 export { runMessageSchema, type RunMessage } from "./run-message";
-export { CorruptRunRecordError, parseRunRecord } from "./run-record-schema";
+export { CorruptRunRecordError } from "./run-record-schema";
+export { parseRunRow } from "./run-inputs";

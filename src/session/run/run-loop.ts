@@ -33,7 +33,7 @@ export interface LoopHost {
   /** Applies `change` and queues its mirror statements, in one storage transaction. */
   commit(change: () => MirrorStatement[]): void;
   appendMessage(run: RunRecord, role: StoredMessage["role"], content: Block[]): MirrorStatement;
-  saveRun(run: RunRecord): MirrorStatement;
+  saveRun(run: RunRecord): MirrorStatement[];
   /** Ends the run: releases the turn, drains the mirror, then emits the terminal event. */
   finish(run: RunRecord, status: Exclude<RunStatus, "pending" | "running">, patch: Partial<RunRecord>): Promise<void>;
   /** Copies queued statements to D1 in the background. */
@@ -148,7 +148,7 @@ async function modelStep(host: LoopHost, run: RunRecord, branch: StoredMessage[]
   const content: Block[] = stopped?.content ?? (response.content.length > 0 ? response.content : [{ type: "text", text: "" }]);
   // A final answer that misses the output schema is held back, off the transcript, for its repair.
   const repair = stopped ? null : holdForRepair(current, content, host.store.nextMessageIndex());
-  host.commit(() => [...(repair ? [] : [host.appendMessage(current, "assistant", content)]), host.saveRun(current)]);
+  host.commit(() => [...(repair ? [] : [host.appendMessage(current, "assistant", content)]), ...host.saveRun(current)]);
   host.emit(current, "model_request_completed", {
     step,
     attempt,
@@ -249,7 +249,7 @@ async function toolStep(host: LoopHost, run: RunRecord, calls: ReturnType<typeof
     // One checkpoint per step, after all of its results: a fork never starts between parallel calls.
     const lastCall = calls[calls.length - 1];
     host.addCheckpoint(current, { after: "tool_result", tool_call_id: lastCall?.tool_call_id ?? null, tool_name: lastCall?.name ?? null });
-    return [message, host.saveRun(current)];
+    return [message, ...host.saveRun(current)];
   });
   host.flushSoon();
 }
@@ -268,7 +268,7 @@ async function failStep(host: LoopHost, run: RunRecord, error: unknown, step: nu
     // One compaction and one more attempt (API.md, Retries); a second overflow is permanent.
     current.overflow_compacted = true;
     current.call_attempt = attempt + 1;
-    host.commit(() => [host.saveRun(current)]);
+    host.commit(() => host.saveRun(current));
     try {
       await compactBranch(host, current, compactedBranch(host, current), signal);
       return;

@@ -1,5 +1,6 @@
 import type { RunEvent } from "../stream/events";
 import type { RunRecord } from "../run/run-record";
+import { splitRun } from "../run/run-inputs";
 import type { MirrorStatement, StoredMessage } from "./session-store";
 
 /**
@@ -16,11 +17,18 @@ export const mirrorSession = (
   params: [tenant, s.id, s.agent_id, s.last_seq, s.created_at, s.updated_at],
 });
 
+/** A run's changing body (run-inputs.ts); its write-once values go once, with `mirrorRunInputs`. */
 export const mirrorRun = (tenant: string, run: RunRecord, updatedAt: string): MirrorStatement => ({
   sql: `INSERT INTO runs (id, tenant, session_id, agent_id, agent_version, status, body, created_at, updated_at)
         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
         ON CONFLICT(id) DO UPDATE SET status = excluded.status, body = excluded.body, updated_at = excluded.updated_at`,
-  params: [run.id, tenant, run.session_id, run.agent_id, run.agent_version, run.status, JSON.stringify(run), run.created_at, updatedAt],
+  params: [run.id, tenant, run.session_id, run.agent_id, run.agent_version, run.status, splitRun(run).changing, run.created_at, updatedAt],
+});
+
+/** A run's write-once values (agent snapshot, input, output schema), sent when the run is first stored. */
+export const mirrorRunInputs = (tenant: string, run: RunRecord): MirrorStatement => ({
+  sql: "INSERT OR IGNORE INTO run_inputs (id, tenant, session_id, body) VALUES (?, ?, ?, ?)",
+  params: [run.id, tenant, run.session_id, splitRun(run).once],
 });
 
 export const mirrorMessage = (tenant: string, sessionId: string, m: StoredMessage): MirrorStatement => ({
@@ -90,6 +98,7 @@ export const deleteSessionRows = (tenant: string, sessionId: string): MirrorStat
   { sql: "DELETE FROM events WHERE tenant = ? AND session_id = ?", params: [tenant, sessionId] },
   { sql: "DELETE FROM compactions WHERE tenant = ? AND session_id = ?", params: [tenant, sessionId] },
   { sql: "DELETE FROM messages WHERE tenant = ? AND session_id = ?", params: [tenant, sessionId] },
+  { sql: "DELETE FROM run_inputs WHERE tenant = ? AND session_id = ?", params: [tenant, sessionId] },
   { sql: "DELETE FROM runs WHERE tenant = ? AND session_id = ?", params: [tenant, sessionId] },
   { sql: "DELETE FROM mirror_quarantine WHERE tenant = ? AND session_id = ?", params: [tenant, sessionId] },
   { sql: "DELETE FROM sessions WHERE tenant = ? AND id = ?", params: [tenant, sessionId] },

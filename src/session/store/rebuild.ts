@@ -1,6 +1,7 @@
 import type { Block, Role } from "../../core/messages";
 import type { SessionStore } from "./session-store";
-import { parseRunRecord } from "../run/run-record-schema";
+import { parseRunRow, type RunRow } from "../run/run-inputs";
+import { mirrorRunInputs } from "./mirror-statements";
 import { parseStored } from "../../core/json-depth";
 
 /** A rebuilt object starts this far above the highest seq D1 knows of (the mirror may lag the lost object). */
@@ -20,8 +21,13 @@ export async function rebuildFromMirror(store: SessionStore, db: D1Database, ten
     .bind(tenant, sessionId)
     .first<SessionRow>();
   const [runs, messages, lastEvent] = session
-    ? await db.batch<{ body: string } | MessageRow | { seq: number | null }>([
-        db.prepare("SELECT body FROM runs WHERE tenant = ? AND session_id = ? ORDER BY created_at, id").bind(tenant, sessionId),
+    ? await db.batch<RunRow | MessageRow | { seq: number | null }>([
+        db
+          .prepare(
+            `SELECT r.body AS body, i.body AS once FROM runs r LEFT JOIN run_inputs i ON i.id = r.id
+             WHERE r.tenant = ? AND r.session_id = ? ORDER BY r.created_at, r.id`,
+          )
+          .bind(tenant, sessionId),
         db
           .prepare("SELECT idx, run_id, role, content, created_at FROM messages WHERE tenant = ? AND session_id = ? ORDER BY idx")
           .bind(tenant, sessionId),
@@ -40,9 +46,12 @@ export async function rebuildFromMirror(store: SessionStore, db: D1Database, ten
     // The old events stay in D1, read from there when asked for (event-log.ts); new ones start above.
     store.setMeta("events_floor", String(storedSeq));
     store.setMeta("events_mirrored", String(storedSeq));
-    for (const row of (runs?.results ?? []) as { body: string }[]) {
-      const run = parseRunRecord(row.body, "D1 rebuild");
+    for (const row of (runs?.results ?? []) as RunRow[]) {
+      const run = parseRunRow(row, "D1 rebuild");
       store.putRun(run);
+      // Mirrored before the split (run-inputs.ts): D1 gets the write-once row before any later
+      // save of the run replaces its body with the changing part alone.
+      if (row.once === null) store.enqueueMirror([mirrorRunInputs(tenant, run)]);
       // Its opening events, if it had them, are in D1 below the floor: a resume does not repeat them.
       store.markOpened(run.id);
       if (run.status === "pending" || run.status === "running" || run.status === "paused") store.setMeta("active_run_id", run.id);

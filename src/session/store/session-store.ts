@@ -1,7 +1,7 @@
 import type { Block, Message, Role } from "../../core/messages";
 import type { RunEvent, RunEventType } from "../stream/events";
 import { ACTIVE_STATUSES, type RunRecord, type RunStatus } from "../run/run-record";
-import { parseRunRecord } from "../run/run-record-schema";
+import { parseRunRow, splitRun, type RunRow } from "../run/run-inputs";
 import { parseStored } from "../../core/json-depth";
 
 /** One statement for the D1 mirror, kept in the outbox until D1 has it. */
@@ -104,7 +104,7 @@ export class SessionStore {
     const row = this.sql
       .exec<RunRow>("SELECT r.body AS body, i.body AS once FROM runs r LEFT JOIN run_inputs i ON i.id = r.id WHERE r.id = ?", id)
       .toArray()[0];
-    return row ? parseRunRow(row) : null;
+    return row ? parseRunRow(row, "object storage") : null;
   }
 
   /** A run's status alone, without reading its body. */
@@ -115,20 +115,22 @@ export class SessionStore {
   /**
    * Stores a run: its write-once values in their own row the first time (an indexed read
    * tells whether it is there; never cached in memory, `deleteAll()` drops the tables while
-   * the instance lives on), then the changing body without them.
+   * the instance lives on), then the changing body without them. True when the write-once row
+   * was written now (the D1 mirror needs it too).
    */
-  putRun(run: RunRecord): void {
+  putRun(run: RunRecord): boolean {
     this.sql.exec(RUN_INPUTS_SCHEMA);
-    const { agent, input, output_schema, ...changing } = run;
-    const stored = this.sql.exec("SELECT 1 FROM run_inputs WHERE id = ?", run.id).toArray().length > 0;
-    if (!stored) this.sql.exec("INSERT INTO run_inputs (id, body) VALUES (?, ?)", run.id, JSON.stringify({ agent, input, output_schema }));
+    const { changing, once } = splitRun(run);
+    const first = this.sql.exec("SELECT 1 FROM run_inputs WHERE id = ?", run.id).toArray().length === 0;
+    if (first) this.sql.exec("INSERT INTO run_inputs (id, body) VALUES (?, ?)", run.id, once);
     this.sql.exec(
       "INSERT INTO runs (id, status, body, created_at) VALUES (?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET status = excluded.status, body = excluded.body",
       run.id,
       run.status,
-      JSON.stringify(changing),
+      changing,
       run.created_at,
     );
+    return first;
   }
 
   listRuns(): RunRecord[] {
@@ -136,7 +138,7 @@ export class SessionStore {
     return this.sql
       .exec<RunRow>("SELECT r.body AS body, i.body AS once FROM runs r LEFT JOIN run_inputs i ON i.id = r.id ORDER BY r.created_at, r.id")
       .toArray()
-      .map(parseRunRow);
+      .map((row) => parseRunRow(row, "object storage"));
   }
 
   /** The run holding the session's turn, if any. */
@@ -337,15 +339,4 @@ export function eventOfRow(sessionId: string, row: EventRow): RunEvent {
     created_at: row.created_at,
     data: parseStored<Record<string, unknown>>(row.data),
   };
-}
-
-/** Run bodies are written by this module from a RunRecord, and checked when read back (run-record-schema.ts). */
-type RunRow = { body: string; once: string | null };
-
-/** A run read back: its body joined with its write-once row (older runs carry those values in the body). */
-function parseRunRow(row: RunRow): RunRecord {
-  if (row.once === null) return parseRunRecord(row.body, "object storage");
-  // `output_schema` absent from the once-row (undefined when written) stays absent: the agent's then applies.
-  const body = `${row.body.slice(0, -1)}${row.body.length > 2 ? "," : ""}${row.once.slice(1)}`;
-  return parseRunRecord(body, "object storage");
 }

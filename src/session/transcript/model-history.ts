@@ -63,7 +63,7 @@ export async function compactBranch(
       m.cache_read_tokens += usage.cache_read_tokens;
       m.cache_write_tokens += usage.cache_write_tokens;
       m.total_tokens = m.input_tokens + m.output_tokens;
-      statements.push(host.saveRun(current));
+      statements.push(...host.saveRun(current));
     }
     return statements;
   });
