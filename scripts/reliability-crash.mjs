@@ -4,7 +4,8 @@
 // `second` is in flight. After each restart the run must complete once with its exact output, six
 // transcript rows, events with consecutive seq, each tool counted once by Idempotency-Key (the call in
 // flight at the kill re-sent with the same key), and the session must take the next turn. Adds its counts
-// (faults: injected_sigkill_runtime / survived_sigkill_runtime) to docs/reliability-results.json.
+// (faults: injected_sigkill_runtime / survived_sigkill_runtime) to docs/reliability-results.json, and scans every
+// line the runtime wrote for the secrets of .dev.vars (secrets: runtime_log_lines_scanned).
 import { spawn } from "node:child_process";
 import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
@@ -40,9 +41,36 @@ async function api(path, init = {}) {
   return { status: response.status, body: text ? JSON.parse(text) : null };
 }
 
+/**
+ * Every line the runtime writes (wrangler's and the Worker's console), scanned for the local secrets of
+ * .dev.vars as `npm start` uses them: a line holding one fails the run, as in the vitest suite's log scan.
+ */
+const runtimeLog = { lines: 0, workerLines: 0, found: [] };
+const devSecrets = () =>
+  [...readFileSync(".dev.vars", "utf8").matchAll(/^\s*[A-Z_]+\s*=\s*(.+?)\s*$/gm)].map((m) => m[1]).filter((v) => v.length >= 8);
+
+function scanRuntimeOutput(stream) {
+  let rest = "";
+  stream.setEncoding("utf8");
+  stream.on("data", (chunk) => {
+    const lines = (rest + chunk).split("\n");
+    rest = lines.pop();
+    const secrets = existsSync(".dev.vars") ? devSecrets() : [];
+    for (const line of lines) {
+      if (!line.trim()) continue;
+      runtimeLog.lines += 1;
+      if (line.includes('"event":"run_')) runtimeLog.workerLines += 1;
+      const leaked = secrets.find((secret) => line.includes(secret));
+      if (leaked) runtimeLog.found.push(line.replaceAll(leaked, "<redacted>").slice(0, 200));
+    }
+  });
+}
+
 /** Starts `npm start` in its own process group (so that a SIGKILL takes wrangler and workerd with it) and waits until it answers. */
 async function startRuntime() {
-  const child = spawn("npm", ["start"], { detached: true, stdio: "ignore", env: { ...process.env, PORT } });
+  const child = spawn("npm", ["start"], { detached: true, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, PORT } });
+  scanRuntimeOutput(child.stdout);
+  scanRuntimeOutput(child.stderr);
   const deadline = Date.now() + 120_000;
   while (Date.now() < deadline) {
     try {
@@ -119,6 +147,9 @@ try {
     survived += 1;
     console.log(`crash ${round + 1}/${CRASHES}: the run completed after the restart`);
   }
+  // The Worker's own lines (run_started, run_finished) must have reached the scan, or it proved nothing.
+  check(runtimeLog.workerLines >= 2 * CRASHES, `only ${runtimeLog.workerLines} Worker log lines reached the scan of the runtime's output`);
+  check(runtimeLog.found.length === 0, `a secret of .dev.vars in the runtime's output: ${runtimeLog.found.join(" | ")}`);
 } catch (error) {
   failure = error instanceof Error ? error.message : String(error);
   console.error(failure);
@@ -131,6 +162,9 @@ try {
     const faults = (results.counts.faults ??= {});
     faults.injected_sigkill_runtime = survived + (survived < CRASHES ? 1 : 0);
     faults.survived_sigkill_runtime = survived;
+    const secrets = (results.counts.secrets ??= {});
+    secrets.runtime_log_lines_scanned = runtimeLog.lines;
+    secrets.found = (secrets.found ?? 0) + runtimeLog.found.length;
     results.seconds += Math.round((Date.now() - started) / 1000);
     results.tests[failure ? "failed" : "passed"] += 1;
     if (failure) results.failures.push(`scripts/reliability-crash.mjs: ${failure}`);

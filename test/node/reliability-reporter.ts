@@ -20,10 +20,12 @@ export default class ReliabilityReporter implements Reporter {
     const counts: Record<string, Record<string, number>> = {};
     let passed = 0;
     let failed = 0;
+    let canaryTest = false;
     const failures: string[] = [];
     for (const module of modules) {
       for (const test of module.children.allTests()) {
         const state = test.result().state;
+        if (test.module.moduleId.endsWith("log-capture.reliability.ts") && state === "passed") canaryTest = true;
         if (state === "passed") passed += 1;
         if (state === "failed") {
           failed += 1;
@@ -41,8 +43,14 @@ export default class ReliabilityReporter implements Reporter {
     const secrets = (counts.secrets ??= {});
     secrets.log_lines_scanned = scan.lines;
     secrets.found = (secrets.found ?? 0) + scan.found.length;
+    secrets.worker_log_canaries_seen = scan.canaries;
     if (scan.found.length > 0) {
       failures.push(...scan.found);
+      process.exitCode = 1;
+    }
+    // The canary test ran: its object's log line must have reached the scan, or the scan saw only the tests' lines.
+    if (canaryTest && scan.canaries === 0) {
+      failures.push("log capture: the Durable Object's session_rebuilt line never reached onConsoleLog");
       process.exitCode = 1;
     }
     const results = { finished_at: new Date().toISOString(), seconds: Math.round((Date.now() - this.started) / 1000), tests: { passed, failed }, failures, counts };
