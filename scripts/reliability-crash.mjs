@@ -73,6 +73,7 @@ async function startRuntime() {
   scanRuntimeOutput(child.stderr);
   const deadline = Date.now() + 120_000;
   while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`npm start exited with code ${child.exitCode} before it answered`);
     try {
       if ((await fetch(`${BASE}/v1/health`)).status < 500) return child;
     } catch {
