@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { invalidFields } from "./errors";
 import { decodeBase64Url, encodeBase64Url } from "../core/base64";
+import type { Cursor } from "../core/cursor";
 
 /** `limit` and `cursor` of every list (API.md: newest first, limit 20 by default, at most 100). */
 export const pageQuery = {
@@ -11,8 +12,6 @@ export const pageQuery = {
 /** The query of a list route: `limit`, `cursor` and its filters; any other parameter is a 400 naming it. */
 export const listQuery = <T extends z.ZodRawShape>(filters: T) => z.strictObject({ ...pageQuery, ...filters });
 
-/** The position after which the next page starts: the last row's (created_at, id). */
-export type Cursor = { createdAt: string; id: string };
 
 export function encodeCursor(row: Cursor): string {
   return encodeBase64Url(new TextEncoder().encode(JSON.stringify([row.createdAt, row.id])));

@@ -1,7 +1,7 @@
 import { and, desc, eq, isNull, lt, or } from "drizzle-orm";
 import { agentDefinitionSchema, definitionOf } from "../agents";
 import type { Agent, AgentDefinition } from "../agents";
-import type { Cursor } from "../api/pagination";
+import type { Cursor } from "../core/cursor";
 import { database } from "./client";
 import { agents } from "./schema";
 import { parseStored } from "../core/json-depth";

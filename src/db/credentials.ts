@@ -1,5 +1,5 @@
 import { and, desc, eq, isNull, lt, or, sql } from "drizzle-orm";
-import type { Cursor } from "../api/pagination";
+import type { Cursor } from "../core/cursor";
 import { database } from "./client";
 import { agents, credentials } from "./schema";
 

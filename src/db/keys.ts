@@ -1,5 +1,5 @@
 import { and, desc, eq, lt, or } from "drizzle-orm";
-import type { Cursor } from "../api/pagination";
+import type { Cursor } from "../core/cursor";
 import { TtlCache } from "../core/ttl-cache";
 import { database } from "./client";
 import { apiKeys } from "./schema";

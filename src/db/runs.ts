@@ -1,6 +1,6 @@
 import { and, desc, eq, lt, or, type SQL } from "drizzle-orm";
 import { notFound } from "../core/errors";
-import type { Cursor } from "../api/pagination";
+import type { Cursor } from "../core/cursor";
 import type { RunRecord } from "../session";
 import { parseRunRow } from "../session";
 import { database } from "./client";

@@ -1,5 +1,5 @@
 import { and, desc, eq, inArray, lt, or, type SQL } from "drizzle-orm";
-import type { Cursor } from "../api/pagination";
+import type { Cursor } from "../core/cursor";
 import type { RunRecord } from "../session";
 import { database } from "./client";
 import { runs, sessions } from "./schema";
