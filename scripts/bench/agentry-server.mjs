@@ -17,7 +17,7 @@ export const wranglerEnv = {
 };
 
 /** A TCP port that was free a moment ago on 127.0.0.1. */
-async function freePort() {
+export async function freePort() {
   const server = createServer();
   await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address();
@@ -28,8 +28,9 @@ async function freePort() {
 /**
  * Applies the migrations to a local D1 under `dir`, then starts `wrangler dev` in its own process
  * group (so its CPU can be summed and it can be stopped as a whole) and waits for /v1/health.
+ * With `inspectorPort`, workerd's V8 inspector listens there (profile.mjs takes CPU profiles through it).
  */
-export async function startAgentry({ dir, secrets }) {
+export async function startAgentry({ dir, secrets, inspectorPort = null }) {
   const persist = join(dir, "state");
   const envFile = join(dir, "bench.env");
   writeFileSync(envFile, Object.entries(secrets).map(([k, v]) => `${k}=${v}\n`).join(""));
@@ -43,7 +44,8 @@ export async function startAgentry({ dir, secrets }) {
   const logPath = join(dir, "wrangler.log");
   const logFile = createWriteStream(logPath);
   const args = ["dev", "--ip", "127.0.0.1", "--port", String(port), "--persist-to", persist, "--env-file", envFile,
-    "--var", "ENVIRONMENT:development", "--show-interactive-dev-session=false"];
+    "--var", "ENVIRONMENT:development", "--show-interactive-dev-session=false",
+    ...(inspectorPort ? ["--inspector-port", String(inspectorPort)] : [])];
   const child = spawn("wrangler", args, { env: wranglerEnv, detached: true, stdio: ["ignore", "pipe", "pipe"] });
   child.stdout.pipe(logFile);
   child.stderr.pipe(logFile);

@@ -1,7 +1,6 @@
 // `npm run bench [-- --quick] [-- --out FILE]`: Agentry side by side with a bare SDK loop (scripts/bench,
 // docs/performance.md). Exits 1 on a correctness failure, never on a slow figure.
 import "./ts-hooks.mjs";
-import { randomBytes } from "node:crypto";
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, release, tmpdir, type } from "node:os";
@@ -9,9 +8,8 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { bareClient } from "./bare-loop.mjs";
 import { bundleSize } from "./bundle-size.mjs";
-import { createAgent, createTenant } from "./agentry-client.mjs";
-import { startAgentry, wranglerEnv } from "./agentry-server.mjs";
-import { startFakeProvider } from "./fake-provider.mjs";
+import { wranglerEnv } from "./agentry-server.mjs";
+import { startStack } from "./stack.mjs";
 import { blast, busyDecision, concurrent, interleaved, longSession, streaming, TOOL_STEPS } from "./measures.mjs";
 import { renderReport } from "./report.mjs";
 
@@ -32,7 +30,6 @@ const machine = {
   loadEnd: "",
 };
 const dir = mkdtempSync(join(tmpdir(), "agentry-bench-"));
-const adminToken = `bench-admin-${randomBytes(8).toString("hex")}`;
 const ctx = { failures: [] };
 const report = {
   command: `npm run bench${args.quick ? " -- --quick" : ""}`,
@@ -46,28 +43,14 @@ const report = {
   notes: [],
 };
 
-let agentry = null;
-let provider = null;
+let stack = null;
 try {
   step(`machine: ${machine.nproc} cores, load ${machine.loadStart}; temporary state in ${dir}`);
   step("bundle: wrangler deploy --dry-run");
   report.bundle = bundleSize(join(dir, "dist"));
-  provider = await startFakeProvider();
-  step(`fake provider on ${provider.origin}; starting wrangler dev`);
-  agentry = await startAgentry({
-    dir,
-    secrets: {
-      ADMIN_TOKEN: adminToken,
-      WEBHOOK_SECRET: randomBytes(16).toString("hex"),
-      CREDENTIALS_KEY: randomBytes(32).toString("base64"),
-      ANTHROPIC_API_KEY: "sk-ant-bench-operator-key",
-      ALLOWED_BASE_URLS: provider.origin,
-    },
-  });
-  step(`Agentry on ${agentry.origin} (log: ${agentry.logPath})`);
-  Object.assign(ctx, { provider, agentry, bare: bareClient(provider.origin) });
-  ctx.tenant = await createTenant(agentry.origin, adminToken, "bench");
-  ctx.agentId = await createAgent(ctx.tenant, provider.origin);
+  stack = await startStack(dir, { onStep: step });
+  const { provider, agentry, tenant, agentId } = stack;
+  Object.assign(ctx, { provider, agentry, tenant, agentId, bare: bareClient(provider.origin) });
 
   report.series = [];
   for (const latency of [0, 20]) {
@@ -91,8 +74,7 @@ try {
   ctx.failures.push(`the bench stopped: ${error instanceof Error ? error.message : String(error)}`);
   console.error(error);
 } finally {
-  await agentry?.stop();
-  await provider?.close();
+  await stack?.stop();
 }
 
 machine.loadEnd = load();

@@ -9,7 +9,7 @@ import { median, now, p95, sleep, sum } from "./stats.mjs";
 
 /** Five `current_time` calls, one per model answer, then a final text: 6 model calls. */
 export const TOOL_STEPS = 5;
-const TOOL_INPUT = "[[tool current_time {}]] ".repeat(TOOL_STEPS).trim();
+export const TOOL_INPUT = "[[tool current_time {}]] ".repeat(TOOL_STEPS).trim();
 const TOOL_ANSWER = new RegExp(`^(current_time returned: \\{"utc":"[^"]+"\\}\\n){${TOOL_STEPS - 1}}current_time returned: \\{"utc":"[^"]+"\\}$`);
 
 const fail = (ctx, what) => {

@@ -20,7 +20,6 @@ export class EventLog {
   private readonly open = new Set<string>();
   /** Runs known (in this instance) to have their `run_started` stored. */
   private readonly opened = new Set<string>();
-  private schemaChecked = false;
 
   constructor(
     private readonly store: SessionStore,
@@ -32,10 +31,6 @@ export class EventLog {
     if (isTerminal(event.type)) this.open.delete(event.run_id);
     else this.open.add(event.run_id);
     if (!stored) return;
-    if (!this.schemaChecked) {
-      this.store.ensureEvents();
-      this.schemaChecked = true;
-    }
     this.store.putEvent(event);
     if (event.type === "run_started" && !this.opened.has(event.run_id)) {
       this.store.markOpened(event.run_id);
@@ -68,7 +63,6 @@ export class EventLog {
   reset(): void {
     this.open.clear();
     this.opened.clear();
-    this.schemaChecked = false;
   }
 
   /**

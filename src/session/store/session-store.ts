@@ -42,6 +42,9 @@ CREATE TABLE IF NOT EXISTS tool_ledger (run_id TEXT NOT NULL, tool_call_id TEXT 
  */
 const RUN_INPUTS_SCHEMA = `CREATE TABLE IF NOT EXISTS run_inputs (id TEXT PRIMARY KEY, body TEXT NOT NULL);`;
 
+/** The tables objects created before them lack; `ensure()` creates them on first use. */
+const ADDED_SCHEMA = `${RUN_INPUTS_SCHEMA}${LEDGER_SCHEMA}${MIRROR_SCHEMA}${EVENTS_SCHEMA}`;
+
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS runs (id TEXT PRIMARY KEY, status TEXT NOT NULL, body TEXT NOT NULL, created_at TEXT NOT NULL);
@@ -71,7 +74,27 @@ type MetaKey =
  * that follows it cannot be split by another request.
  */
 export class SessionStore {
+  /**
+   * Whether the tables added after the first objects (ADDED_SCHEMA) are known to exist in this
+   * storage: checked once per instance and storage, not before every read. Cleared when the
+   * storage is found empty (`deleteAll()` drops the tables while the instance lives on; every
+   * entry point checks `isInitialized` first) and when the schema is created again.
+   */
+  private ensured = false;
+
   constructor(private readonly sql: SqlStorage) {}
+
+  /** Creates the tables older objects lack, and moves an older tool-result ledger's rows into `tool_ledger`. */
+  private ensure(): void {
+    if (this.ensured) return;
+    this.sql.exec(ADDED_SCHEMA);
+    const legacy = this.sql.exec("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'tool_results'").toArray();
+    if (legacy.length > 0) {
+      this.sql.exec("INSERT OR IGNORE INTO tool_ledger (run_id, tool_call_id, output, is_error) SELECT run_id, tool_call_id, output, is_error FROM tool_results");
+      this.sql.exec("DROP TABLE tool_results");
+    }
+    this.ensured = true;
+  }
 
   /**
    * True when this object's storage holds a session. Checked on every entry point, never
@@ -81,11 +104,15 @@ export class SessionStore {
     const table = this.sql
       .exec("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'meta'")
       .toArray();
-    if (table.length === 0) return false;
+    if (table.length === 0) {
+      this.ensured = false;
+      return false;
+    }
     return this.getMeta("session_id") !== null;
   }
 
   createSchema(): void {
+    this.ensured = false;
     this.sql.exec(SCHEMA);
   }
 
@@ -100,7 +127,7 @@ export class SessionStore {
   }
 
   getRun(id: string): RunRecord | null {
-    this.sql.exec(RUN_INPUTS_SCHEMA);
+    this.ensure();
     const row = this.sql
       .exec<RunRow>("SELECT r.body AS body, i.body AS once FROM runs r LEFT JOIN run_inputs i ON i.id = r.id WHERE r.id = ?", id)
       .toArray()[0];
@@ -119,7 +146,7 @@ export class SessionStore {
    * was written now (the D1 mirror needs it too).
    */
   putRun(run: RunRecord): boolean {
-    this.sql.exec(RUN_INPUTS_SCHEMA);
+    this.ensure();
     const { changing, once } = splitRun(run);
     const first = this.sql.exec("SELECT 1 FROM run_inputs WHERE id = ?", run.id).toArray().length === 0;
     if (first) this.sql.exec("INSERT INTO run_inputs (id, body) VALUES (?, ?)", run.id, once);
@@ -134,7 +161,7 @@ export class SessionStore {
   }
 
   listRuns(): RunRecord[] {
-    this.sql.exec(RUN_INPUTS_SCHEMA);
+    this.ensure();
     return this.sql
       .exec<RunRow>("SELECT r.body AS body, i.body AS once FROM runs r LEFT JOIN run_inputs i ON i.id = r.id ORDER BY r.created_at, r.id")
       .toArray()
@@ -187,7 +214,7 @@ export class SessionStore {
 
   /** The recorded result of a run's tool call, if any. */
   getToolResult(runId: string, toolCallId: string): LedgerEntry | null {
-    this.ensureLedger();
+    this.ensure();
     const row = this.sql
       .exec<{ tool_call_id: string; run_id: string; output: string; is_error: number }>(
         "SELECT tool_call_id, run_id, output, is_error FROM tool_ledger WHERE run_id = ? AND tool_call_id = ?",
@@ -200,7 +227,7 @@ export class SessionStore {
 
   /** Records a tool result once; a second result for the same call of the same run is ignored. */
   recordToolResult(entry: LedgerEntry): void {
-    this.ensureLedger();
+    this.ensure();
     this.sql.exec(
       "INSERT OR IGNORE INTO tool_ledger (tool_call_id, run_id, output, is_error) VALUES (?, ?, ?, ?)",
       entry.tool_call_id,
@@ -208,15 +235,6 @@ export class SessionStore {
       entry.output,
       entry.is_error ? 1 : 0,
     );
-  }
-
-  /** Creates the ledger, moving an older object's rows into it. */
-  private ensureLedger(): void {
-    this.sql.exec(LEDGER_SCHEMA);
-    const legacy = this.sql.exec("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'tool_results'").toArray();
-    if (legacy.length === 0) return;
-    this.sql.exec("INSERT OR IGNORE INTO tool_ledger (run_id, tool_call_id, output, is_error) SELECT run_id, tool_call_id, output, is_error FROM tool_results");
-    this.sql.exec("DROP TABLE tool_results");
   }
 
   /**
@@ -246,7 +264,7 @@ export class SessionStore {
 
   /** Keeps statements D1 rejects for good aside, with D1's error: they no longer block the rest. */
   quarantine(statements: MirrorStatement[], error: string, at: string): number {
-    this.sql.exec(MIRROR_SCHEMA);
+    this.ensure();
     return this.sql
       .exec<{ id: number }>("INSERT INTO quarantine (statements, error, at) VALUES (?, ?, ?) RETURNING id", JSON.stringify(statements), error, at)
       .one().id;
@@ -259,26 +277,26 @@ export class SessionStore {
 
   /** The quarantined entries (ids, D1's errors, when). */
   quarantined(): { id: number; error: string; at: string }[] {
-    this.sql.exec(MIRROR_SCHEMA);
+    this.ensure();
     return this.sql.exec<{ id: number; error: string; at: string }>("SELECT id, error, at FROM quarantine ORDER BY id").toArray();
   }
 
   /** Notes that a run's log has opened: its `run_started` is stored. */
   markOpened(runId: string): void {
-    this.sql.exec(MIRROR_SCHEMA);
+    this.ensure();
     this.sql.exec("INSERT OR IGNORE INTO opened_runs (run_id) VALUES (?)", runId);
   }
 
   /** Whether a run's log has opened: marked, or (objects older than the mark) any event of it is stored. */
   isOpened(runId: string): boolean {
-    this.sql.exec(MIRROR_SCHEMA);
+    this.ensure();
     if (this.sql.exec("SELECT 1 FROM opened_runs WHERE run_id = ?", runId).toArray().length > 0) return true;
-    this.sql.exec(EVENTS_SCHEMA);
     return this.sql.exec("SELECT 1 FROM events WHERE run_id = ? LIMIT 1", runId).toArray().length > 0;
   }
 
   /** Stores an event; one already stored (same seq) is left as it is. */
   putEvent(e: RunEvent): void {
+    this.ensure();
     this.sql.exec(
       "INSERT OR IGNORE INTO events (seq, run_id, type, data, created_at) VALUES (?, ?, ?, ?, ?)",
       e.seq,
@@ -289,21 +307,16 @@ export class SessionStore {
     );
   }
 
-  /** Creates the event log of an object older than it. */
-  ensureEvents(): void {
-    this.sql.exec(EVENTS_SCHEMA);
-  }
-
   /** Deletes stored events created before `before` (ISO time) that reached the D1 mirror. */
   pruneEvents(before: string): void {
-    this.sql.exec(EVENTS_SCHEMA);
+    this.ensure();
     const mirrored = Number(this.getMeta("events_mirrored") ?? "0");
     this.sql.exec("DELETE FROM events WHERE created_at < ? AND seq <= ?", before, mirrored);
   }
 
   /** Up to `limit` stored events after `after` in seq order, of one run or (null) of the whole session. */
   storedEvents(sessionId: string, runId: string | null, after: number, limit: number): RunEvent[] {
-    this.sql.exec(EVENTS_SCHEMA);
+    this.ensure();
     const rows =
       runId === null
         ? this.sql.exec<EventRow>("SELECT seq, run_id, type, data, created_at FROM events WHERE seq > ? ORDER BY seq LIMIT ?", after, limit)

@@ -1,0 +1,112 @@
+// `npm run bench:profile [-- --runs 30] [-- --latency 20]`: a V8 CPU profile of Agentry's isolate (the
+// Worker and its Durable Objects, in workerd) over tool runs of the bench, taken through workerd's
+// inspector. Prints where the isolate's time goes (self time by function and by package) and writes the
+// whole profile (open it in Chrome DevTools, Performance tab) to agentry.cpuprofile in the temp folder.
+import "./ts-hooks.mjs";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { runTurn } from "./agentry-client.mjs";
+import { freePort } from "./agentry-server.mjs";
+import { TOOL_INPUT } from "./measures.mjs";
+import { startStack } from "./stack.mjs";
+
+const { values: args } = parseArgs({
+  options: { runs: { type: "string", default: "30" }, latency: { type: "string", default: "20" }, warmup: { type: "string", default: "5" } },
+});
+const runs = Number(args.runs);
+const dir = mkdtempSync(join(tmpdir(), "agentry-profile-"));
+const step = (what) => console.log(`[profile ${new Date().toISOString().slice(11, 19)}] ${what}`);
+
+/** A Chrome DevTools Protocol session over the inspector's WebSocket. */
+async function inspect(port) {
+  const targets = await (await fetch(`http://127.0.0.1:${port}/json`)).json();
+  const target = targets.find((t) => t.webSocketDebuggerUrl);
+  if (!target) throw new Error(`no inspector target on port ${port}: ${JSON.stringify(targets)}`);
+  // wrangler's inspector proxy accepts only DevTools' origin (and localhost ones).
+  const socket = new WebSocket(target.webSocketDebuggerUrl, { headers: { origin: "https://devtools.devprod.cloudflare.dev" } });
+  await new Promise((resolve, reject) => {
+    socket.onopen = resolve;
+    socket.onerror = reject;
+  });
+  let id = 0;
+  const pending = new Map();
+  socket.onmessage = (message) => {
+    const reply = JSON.parse(String(message.data));
+    if (reply.id === undefined) return;
+    const entry = pending.get(reply.id);
+    pending.delete(reply.id);
+    if (reply.error) entry?.reject(new Error(`${JSON.stringify(reply.error)}`));
+    else entry?.resolve(reply.result);
+  };
+  return {
+    target: target.title ?? target.url,
+    send: (method, params = {}) =>
+      new Promise((resolve, reject) => {
+        id += 1;
+        pending.set(id, { resolve, reject });
+        socket.send(JSON.stringify({ id, method, params }));
+      }),
+    close: () => socket.close(),
+  };
+}
+
+/** Self time (ms) by function and by package from a V8 profile. */
+function selfTimes(profile) {
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const self = new Map();
+  for (let i = 0; i < profile.samples.length; i += 1) {
+    const us = profile.timeDeltas[i + 1] ?? 0;
+    self.set(profile.samples[i], (self.get(profile.samples[i]) ?? 0) + us / 1000);
+  }
+  const byFunction = new Map();
+  const byPackage = new Map();
+  for (const [nodeId, ms] of self) {
+    const { functionName, url, lineNumber } = byId.get(nodeId).callFrame;
+    const name = `${functionName || "(anonymous)"} ${url ? `${url.split("/").slice(-2).join("/")}:${lineNumber + 1}` : ""}`.trim();
+    byFunction.set(name, (byFunction.get(name) ?? 0) + ms);
+    const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url)?.[1] ?? (url.includes("/src/") ? "agentry src" : functionName.startsWith("(") ? functionName : "other");
+    byPackage.set(pkg, (byPackage.get(pkg) ?? 0) + ms);
+  }
+  const top = (map, n) => [...map].sort((a, b) => b[1] - a[1]).slice(0, n);
+  return { byFunction: top(byFunction, 30), byPackage: top(byPackage, 15) };
+}
+
+let stack = null;
+let failed = false;
+try {
+  const inspectorPort = await freePort();
+  stack = await startStack(dir, { inspectorPort, onStep: step });
+  stack.provider.setLatency(Number(args.latency));
+  const check = async (label) => {
+    const turn = await runTurn(stack.tenant, stack.agentId, TOOL_INPUT);
+    if (turn.status !== 200 || turn.run?.status !== "completed") throw new Error(`${label}: HTTP ${turn.status} ${JSON.stringify(turn.run ?? turn.error).slice(0, 300)}`);
+    return turn.endedAt - turn.startedAt;
+  };
+  for (let i = 0; i < Number(args.warmup); i += 1) await check(`warm-up run ${i + 1}`);
+  const session = await inspect(inspectorPort);
+  step(`profiling ${session.target}: ${runs} tool runs at L = ${args.latency} ms`);
+  await session.send("Profiler.enable");
+  await session.send("Profiler.setSamplingInterval", { interval: 200 });
+  await session.send("Profiler.start");
+  const times = [];
+  for (let i = 0; i < runs; i += 1) times.push(await check(`run ${i + 1}`));
+  const { profile } = await session.send("Profiler.stop");
+  session.close();
+  const file = join(dir, "agentry.cpuprofile");
+  writeFileSync(file, JSON.stringify(profile));
+  const { byFunction, byPackage } = selfTimes(profile);
+  const perRun = (ms) => (ms / runs).toFixed(2).padStart(8);
+  console.log(`\nmedian run ${times.sort((a, b) => a - b)[Math.floor(times.length / 2)].toFixed(1)} ms; self time per run (ms), by package:`);
+  for (const [name, ms] of byPackage) console.log(`${perRun(ms)}  ${name}`);
+  console.log("\nby function:");
+  for (const [name, ms] of byFunction) console.log(`${perRun(ms)}  ${name}`);
+  step(`profile written to ${file}`);
+} catch (error) {
+  failed = true;
+  console.error(error);
+} finally {
+  await stack?.stop();
+}
+process.exit(failed ? 1 : 0);
