@@ -158,7 +158,6 @@ async function modelStep(host: LoopHost, run: RunRecord, branch: StoredMessage[]
     time_to_first_token_ms: response.time_to_first_token_ms,
   });
   if (repair) host.emit(current, "output_repair", { step, errors: repair });
-  host.flushSoon();
   const spent = current.metrics.cost_usd ?? 0;
   if (agent.max_cost_usd !== null && spent > agent.max_cost_usd) {
     // The budget is checked after each call: no further model call is made once it is passed.
@@ -251,7 +250,6 @@ async function toolStep(host: LoopHost, run: RunRecord, calls: ReturnType<typeof
     host.addCheckpoint(current, { after: "tool_result", tool_call_id: lastCall?.tool_call_id ?? null, tool_name: lastCall?.name ?? null });
     return [message, ...host.saveRun(current)];
   });
-  host.flushSoon();
 }
 
 /**
