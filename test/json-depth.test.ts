@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { checkOutput } from "../src/agents";
 import { depthExceeds, jsonDepthExcess, parseStored, pruneDeep, PRUNED } from "../src/core/json-depth";
@@ -9,6 +10,25 @@ describe("jsonDepthExcess", () => {
     expect(jsonDepthExcess('{"a":"{{{[[[\\"{{{"}', 1)).toBeNull();
     expect(jsonDepthExcess(deepArray(3), 3)).toBeNull();
     expect(jsonDepthExcess(deepArray(4), 3)).toEqual([0, 0, 0]);
+  });
+
+  it("agrees with the parsed value's depth on values whose strings are full of quotes, backslashes and brackets", () => {
+    const tricky = fc.string({ unit: fc.constantFrom("\\", '"', "{", "[", "]", "}", ",", "a") });
+    const { node } = fc.letrec<{ node: unknown }>((tie) => ({
+      node: fc.oneof(
+        { depthSize: "small", maxDepth: 6 },
+        tricky,
+        fc.integer(),
+        fc.array(tie("node"), { maxLength: 3 }),
+        fc.dictionary(tricky, tie("node"), { maxKeys: 3 }),
+      ),
+    }));
+    fc.assert(
+      fc.property(node, fc.integer({ min: 1, max: 8 }), (value, depth) => {
+        expect(jsonDepthExcess(JSON.stringify(value), depth) === null).toBe(!depthExceeds(value, depth));
+      }),
+      { numRuns: 2000 },
+    );
   });
 
   it("names the path down to the container that opens too deep", () => {

@@ -45,7 +45,8 @@ export async function startAgentry({ dir, secrets, inspectorPort = null }) {
   const logFile = createWriteStream(logPath);
   const args = ["dev", "--ip", "127.0.0.1", "--port", String(port), "--persist-to", persist, "--env-file", envFile,
     "--var", "ENVIRONMENT:development", "--show-interactive-dev-session=false",
-    ...(inspectorPort ? ["--inspector-port", String(inspectorPort)] : [])];
+    // Profiled code is left unminified, so that the profile names functions and esbuild's `// path` comments place them.
+    ...(inspectorPort ? ["--inspector-port", String(inspectorPort), "--minify", "false"] : [])];
   const child = spawn("wrangler", args, { env: wranglerEnv, detached: true, stdio: ["ignore", "pipe", "pipe"] });
   child.stdout.pipe(logFile);
   child.stderr.pipe(logFile);

@@ -3,7 +3,7 @@
 // inspector. Prints where the isolate's time goes (self time by function and by package) and writes the
 // whole profile (open it in Chrome DevTools, Performance tab) to agentry.cpuprofile in the temp folder.
 import "./ts-hooks.mjs";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
@@ -52,8 +52,34 @@ async function inspect(port) {
   };
 }
 
-/** Self time (ms) by function and by package from a V8 profile. */
-function selfTimes(profile) {
+/**
+ * Where each line of the bundle wrangler dev runs comes from: esbuild heads every module with a
+ * `// path` comment (unminified). Read while wrangler runs: it removes its temporary folder on exit.
+ */
+function bundleModules() {
+  const root = ".wrangler/tmp";
+  const dirs = readdirSync(root).filter((d) => d.startsWith("dev-")).map((d) => join(root, d, "index.js"));
+  const newest = dirs.filter((f) => statSync(f, { throwIfNoEntry: false })).sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs)[0];
+  if (!newest) return () => null;
+  const starts = [];
+  readFileSync(newest, "utf8")
+    .split("\n")
+    .forEach((line, i) => {
+      const module = /^\/\/ ((?:src|node_modules)\/\S+)$/.exec(line)?.[1];
+      if (module) starts.push([i, module]);
+    });
+  return (line) => {
+    let found = null;
+    for (const [start, module] of starts) {
+      if (start > line) break;
+      found = module;
+    }
+    return found;
+  };
+}
+
+/** Self time (ms) by function and by package from a V8 profile; `moduleOf(line)` names the bundle's source module. */
+function selfTimes(profile, moduleOf) {
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const self = new Map();
   for (let i = 0; i < profile.samples.length; i += 1) {
@@ -64,9 +90,17 @@ function selfTimes(profile) {
   const byPackage = new Map();
   for (const [nodeId, ms] of self) {
     const { functionName, url, lineNumber } = byId.get(nodeId).callFrame;
-    const name = `${functionName || "(anonymous)"} ${url ? `${url.split("/").slice(-2).join("/")}:${lineNumber + 1}` : ""}`.trim();
+    const module = url.endsWith("index.js") ? moduleOf(lineNumber) : null;
+    const where = module ?? (url ? `${url.split("/").slice(-2).join("/")}:${lineNumber + 1}` : "");
+    const name = `${functionName || "(anonymous)"} ${where}`.trim();
     byFunction.set(name, (byFunction.get(name) ?? 0) + ms);
-    const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url)?.[1] ?? (url.includes("/src/") ? "agentry src" : functionName.startsWith("(") ? functionName : "other");
+    const pkg = module
+      ? (/node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(module)?.[1] ?? module.split("/").slice(0, 2).join("/"))
+      : url.startsWith("cloudflare-internal:") || url.startsWith("node-internal:")
+        ? "workerd built-ins"
+        : functionName.startsWith("(")
+          ? functionName
+          : "native (SQLite, fetch, timers …)";
     byPackage.set(pkg, (byPackage.get(pkg) ?? 0) + ms);
   }
   const top = (map, n) => [...map].sort((a, b) => b[1] - a[1]).slice(0, n);
@@ -94,11 +128,12 @@ try {
   for (let i = 0; i < runs; i += 1) times.push(await check(`run ${i + 1}`));
   const { profile } = await session.send("Profiler.stop");
   session.close();
+  const moduleOf = bundleModules();
   const file = join(dir, "agentry.cpuprofile");
   writeFileSync(file, JSON.stringify(profile));
-  const { byFunction, byPackage } = selfTimes(profile);
+  const { byFunction, byPackage } = selfTimes(profile, moduleOf);
   const perRun = (ms) => (ms / runs).toFixed(2).padStart(8);
-  console.log(`\nmedian run ${times.sort((a, b) => a - b)[Math.floor(times.length / 2)].toFixed(1)} ms; self time per run (ms), by package:`);
+  console.log(`\nmedian run ${times.sort((a, b) => a - b)[Math.floor(times.length / 2)].toFixed(1)} ms; self time per run (ms), by package or src/ folder:`);
   for (const [name, ms] of byPackage) console.log(`${perRun(ms)}  ${name}`);
   console.log("\nby function:");
   for (const [name, ms] of byFunction) console.log(`${perRun(ms)}  ${name}`);

@@ -41,11 +41,11 @@ export function jsonDepthExcess(text: string, maxDepth: number = MAX_JSON_DEPTH)
     const char = text.charCodeAt(i);
     if (char === QUOTE) {
       const start = i;
-      for (i++; i < length; i++) {
-        const c = text.charCodeAt(i);
-        if (c === BACKSLASH) i++;
-        else if (c === QUOTE) break;
-      }
+      // To the closing quote with the native search (strings are most of a stored text): a quote
+      // after an odd run of backslashes is escaped. An unclosed string runs to the end.
+      let end = text.indexOf('"', i + 1);
+      while (end !== -1 && isEscaped(text, end)) end = text.indexOf('"', end + 1);
+      i = end === -1 ? length : end;
       const level = levels[levels.length - 1];
       if (level && !level.array && level.expectKey) {
         level.keyStart = start;
@@ -64,6 +64,12 @@ export function jsonDepthExcess(text: string, maxDepth: number = MAX_JSON_DEPTH)
     }
   }
   return null;
+}
+
+function isEscaped(text: string, quote: number): boolean {
+  let backslashes = 0;
+  for (let k = quote - 1; k >= 0 && text.charCodeAt(k) === BACKSLASH; k--) backslashes++;
+  return backslashes % 2 === 1;
 }
 
 function pathOf(text: string, levels: Level[]): JsonPath {

@@ -1,7 +1,6 @@
-import type { RunEvent } from "../stream/events";
 import type { RunRecord } from "../run/run-record";
 import { splitRun } from "../run/run-inputs";
-import type { MirrorStatement, StoredMessage } from "./session-store";
+import type { EventRow, MirrorStatement, StoredMessage } from "./session-store";
 
 /**
  * Statements that copy the object's ledger to the D1 mirror. Every one is idempotent
@@ -45,7 +44,7 @@ const EVENT_CHUNK_CHARS = 256_000;
  * count (D1 allows 100, which would cap a VALUES insert at 14 rows, and counts every
  * statement against an invocation's query limit — a step can emit thousands of deltas).
  */
-export function mirrorEvents(tenant: string, sessionId: string, events: RunEvent[]): MirrorStatement[] {
+export function mirrorEvents(tenant: string, sessionId: string, events: EventRow[]): MirrorStatement[] {
   const statements: MirrorStatement[] = [];
   let rows: string[] = [];
   let size = 0;
@@ -62,8 +61,8 @@ export function mirrorEvents(tenant: string, sessionId: string, events: RunEvent
     size = 0;
   };
   for (const e of events) {
-    // `data` is carried as a JSON string, so D1 stores exactly the text the object stores.
-    const row = JSON.stringify({ seq: e.seq, run_id: e.run_id, type: e.type, data: JSON.stringify(e.data), created_at: e.created_at });
+    // `data` is carried as the JSON text the object stores, so D1 stores exactly that text, never parsed on the way.
+    const row = JSON.stringify({ seq: e.seq, run_id: e.run_id, type: e.type, data: e.data, created_at: e.created_at });
     if (size + row.length > EVENT_CHUNK_CHARS) close();
     rows.push(row);
     size += row.length + 1;

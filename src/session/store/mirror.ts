@@ -1,7 +1,7 @@
 import { nowIso } from "../../core/ids";
 import { log } from "../../core/log";
 import { isQuarantineRecord, mirrorEvents, mirrorLastSeq, mirrorQuarantined } from "./mirror-statements";
-import type { MirrorStatement, SessionStore } from "./session-store";
+import type { EventRow, MirrorStatement, SessionStore } from "./session-store";
 
 /**
  * Bounds of one D1 batch. D1 (developers.cloudflare.com/d1/platform/limits) allows 1,000
@@ -136,10 +136,10 @@ export class Mirror {
   private eventUnit(): Unit | null {
     const sessionId = this.sessionId();
     const mark = Number(this.store.getMeta("events_mirrored") ?? "0");
-    const page = this.store.storedEvents(sessionId, null, mark, this.singly ? 1 : EVENTS_PER_BATCH);
+    const page = this.store.storedEventRows(null, mark, this.singly ? 1 : EVENTS_PER_BATCH);
     if (page.length === 0) return null;
     // A page is cut to the batch's size bound (large tool outputs ride in events), keeping at least one.
-    const rowChars = (e: (typeof page)[number]) => JSON.stringify(JSON.stringify(e.data)).length + 200;
+    const rowChars = (row: EventRow) => JSON.stringify(row.data).length + 200;
     let count = 1;
     for (let chars = rowChars(page[0]!); count < page.length; count++) {
       chars += rowChars(page[count]!);

@@ -316,6 +316,11 @@ export class SessionStore {
 
   /** Up to `limit` stored events after `after` in seq order, of one run or (null) of the whole session. */
   storedEvents(sessionId: string, runId: string | null, after: number, limit: number): RunEvent[] {
+    return this.storedEventRows(runId, after, limit).map((row) => eventOfRow(sessionId, row));
+  }
+
+  /** The same rows as stored (`data` left as its JSON text: the D1 mirror copies it as it is). */
+  storedEventRows(runId: string | null, after: number, limit: number): EventRow[] {
     this.ensure();
     const rows =
       runId === null
@@ -326,7 +331,7 @@ export class SessionStore {
             after,
             limit,
           );
-    return rows.toArray().map((row) => eventOfRow(sessionId, row));
+    return rows.toArray();
   }
 
   setTimer(name: string, dueAt: number | null): void {
