@@ -398,7 +398,13 @@ export class SessionCore implements LoopHost {
 
   /** Applies `change` and puts its D1 statements in the outbox, in one transaction. */
   commit(change: () => MirrorStatement[]): void {
-    this.ctx.storage.transactionSync(() => this.store.enqueueMirror(change()));
+    try {
+      this.ctx.storage.transactionSync(() => this.store.enqueueMirror(change()));
+    } catch (error) {
+      // Rolled back: nothing read inside it may outlive it (store/message-cache.ts).
+      this.store.forgetParsed();
+      throw error;
+    }
     this.armMirror();
     // Events may commit themselves (emit), so the checkpoints' go out after the transaction.
     for (const { run, checkpoint } of this.newCheckpoints.splice(0)) {

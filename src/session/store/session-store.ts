@@ -1,8 +1,9 @@
 import type { Block, Message, Role } from "../../core/messages";
 import type { RunEvent, RunEventType } from "../stream/events";
-import { ACTIVE_STATUSES, type RunRecord, type RunStatus } from "../run/run-record";
+import { ACTIVE_STATUSES, type RunBase, type RunRecord, type RunStatus } from "../run/run-record";
 import { parseRunRow, splitRun, type RunRow } from "../run/run-inputs";
 import { parseStored } from "../../core/json-depth";
+import { MessageCache } from "./message-cache";
 
 /** One statement for the D1 mirror, kept in the outbox until D1 has it. */
 export type MirrorStatement = { sql: string; params: (string | number | null)[] };
@@ -81,6 +82,7 @@ export class SessionStore {
    * entry point checks `isInitialized` first) and when the schema is created again.
    */
   private ensured = false;
+  private readonly messageCache = new MessageCache();
 
   constructor(private readonly sql: SqlStorage) {}
 
@@ -106,6 +108,7 @@ export class SessionStore {
       .toArray();
     if (table.length === 0) {
       this.ensured = false;
+      this.messageCache.reset();
       return false;
     }
     return this.getMeta("session_id") !== null;
@@ -113,6 +116,7 @@ export class SessionStore {
 
   createSchema(): void {
     this.ensured = false;
+    this.messageCache.reset();
     this.sql.exec(SCHEMA);
   }
 
@@ -197,19 +201,40 @@ export class SessionStore {
     return row.n;
   }
 
-  messages(): StoredMessage[] {
+  /** Every message of the session in index order, parsed once per instance (message-cache.ts); read only, never change one. */
+  messages(): readonly StoredMessage[] {
+    const highest = this.sql.exec<{ n: number | null }>("SELECT MAX(idx) AS n FROM messages").one().n ?? -1;
+    return this.messageCache.all(highest, (after) =>
+      this.sql
+        .exec<{ idx: number; run_id: string; role: string; content: string; created_at: string }>(
+          "SELECT idx, run_id, role, content, created_at FROM messages WHERE idx > ? ORDER BY idx",
+          after,
+        )
+        .toArray()
+        .map((r) => ({
+          index: r.idx,
+          run_id: r.run_id,
+          role: r.role as Role,
+          content: parseStored<Block[]>(r.content),
+          created_at: r.created_at,
+        })),
+    );
+  }
+
+  /** Drops what is kept parsed in memory (after a rolled-back transaction). */
+  forgetParsed(): void {
+    this.messageCache.reset();
+  }
+
+  /**
+   * The run tree (run-record.ts, RunBase) without reading whole records: each run's id and
+   * `base` (absent for runs made before forks existed), in creation order.
+   */
+  runTree(): { id: string; base: RunBase | null }[] {
     return this.sql
-      .exec<{ idx: number; run_id: string; role: string; content: string; created_at: string }>(
-        "SELECT idx, run_id, role, content, created_at FROM messages ORDER BY idx",
-      )
+      .exec<{ id: string; base: string | null }>("SELECT id, json_extract(body, '$.base') AS base FROM runs ORDER BY created_at, id")
       .toArray()
-      .map((r) => ({
-        index: r.idx,
-        run_id: r.run_id,
-        role: r.role as Role,
-        content: parseStored<Block[]>(r.content),
-        created_at: r.created_at,
-      }));
+      .map((r) => ({ id: r.id, base: r.base === null ? null : (JSON.parse(r.base) as RunBase) }));
   }
 
   /** The recorded result of a run's tool call, if any. */

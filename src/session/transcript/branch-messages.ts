@@ -1,5 +1,5 @@
 import { sendableHistory } from "./message-parts";
-import type { RunRecord } from "../run/run-record";
+import type { RunBase, RunRecord } from "../run/run-record";
 import type { SessionStore, StoredMessage } from "../store/session-store";
 
 /** A run's history: what its ancestors pass on (`prefix`), then its own messages. */
@@ -12,20 +12,21 @@ export type Branch = { prefix: StoredMessage[]; own: StoredMessage[] };
  * (tool calls without results, as a cancel can leave) are not passed on.
  */
 export function branchOf(store: SessionStore, run: RunRecord): Branch {
-  const runs = store.listRuns();
+  const runs = store.runTree();
   const byId = new Map(runs.map((r) => [r.id, r]));
   const caps = new Map<string, number>();
   let cap = Number.POSITIVE_INFINITY;
-  let current: RunRecord | undefined = run;
+  let current: { id: string; base: RunBase | null } | undefined = { id: run.id, base: run.base ?? null };
   const seen = new Set<string>();
   while (current && !seen.has(current.id)) {
     seen.add(current.id);
-    const base: { parent: string | null; until: number | null } = current.base ?? legacyBase(runs, current);
+    const base: RunBase = current.base ?? legacyBase(runs, current.id);
     if (base.parent === null) break;
     if (base.until !== null) cap = Math.min(cap, base.until);
     caps.set(base.parent, cap);
     current = byId.get(base.parent);
   }
+  // The session's messages are parsed once and kept (store/message-cache.ts): a step parses only its new ones.
   const all = store.messages();
   const prefix = all.filter((m) => {
     const limit = caps.get(m.run_id);
@@ -35,8 +36,8 @@ export function branchOf(store: SessionStore, run: RunRecord): Branch {
 }
 
 /** Runs made before RunBase existed continued the whole session before them. */
-function legacyBase(runs: RunRecord[], run: RunRecord) {
-  const i = runs.findIndex((r) => r.id === run.id);
+function legacyBase(runs: { id: string }[], runId: string): RunBase {
+  const i = runs.findIndex((r) => r.id === runId);
   const previous = i > 0 ? runs[i - 1] : undefined;
   return { parent: previous?.id ?? null, until: null };
 }
