@@ -1,3 +1,4 @@
+import { env } from "cloudflare:workers";
 import OpenAI from "openai";
 import { describe, expect, it } from "vitest";
 import { api, createAgent } from "./support/http";
@@ -42,6 +43,13 @@ describe("DELETE /v1/responses/{id}", () => {
       [next.id, "user"],
       [next.id, "assistant"],
     ]);
+
+    // Deleting the session removes the record of its deleted response with the rest of its rows.
+    const deletedRows = async () =>
+      (await env.DB.prepare("SELECT count(*) AS n FROM deleted_responses WHERE run_id = ?").bind(first.id).first<{ n: number }>())?.n;
+    expect(await deletedRows()).toBe(1);
+    expect((await api(`/v1/sessions/${String(first.conversation?.id)}`, { method: "DELETE" })).status).toBe(204);
+    expect(await deletedRows()).toBe(0);
   });
 
   it("refuses to delete a queued response (409, not retried by the SDK) until it is cancelled", async () => {

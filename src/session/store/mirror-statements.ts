@@ -100,5 +100,6 @@ export const deleteSessionRows = (tenant: string, sessionId: string): MirrorStat
   { sql: "DELETE FROM run_inputs WHERE tenant = ? AND session_id = ?", params: [tenant, sessionId] },
   { sql: "DELETE FROM runs WHERE tenant = ? AND session_id = ?", params: [tenant, sessionId] },
   { sql: "DELETE FROM mirror_quarantine WHERE tenant = ? AND session_id = ?", params: [tenant, sessionId] },
+  { sql: "DELETE FROM deleted_responses WHERE tenant = ? AND session_id = ?", params: [tenant, sessionId] },
   { sql: "DELETE FROM sessions WHERE tenant = ? AND id = ?", params: [tenant, sessionId] },
 ];
