@@ -6,8 +6,9 @@ import { api } from "./support/http";
 // The repository's markdown, read at build time by Vite (the tests run in workerd, with no file system).
 const markdown = import.meta.glob(["../*.md", "../docs/*.md"], { query: "?raw", import: "default", eager: true }) as Record<string, string>;
 
+/** GitHub's heading anchors: lower case, punctuation dropped except `-` and `_` (kept, as in `store_events`), spaces to `-`. */
 const slug = (heading: string) =>
-  heading.trim().toLowerCase().replace(/[`*_~[\]()]/g, "").replace(/[^\p{L}\p{N}\s-]/gu, "").replace(/\s/g, "-");
+  heading.trim().toLowerCase().replace(/[`*~[\]()]/g, "").replace(/[^\p{L}\p{N}\s_-]/gu, "").replace(/\s/g, "-");
 const anchorsOf = (text: string) => new Set([...text.matchAll(/^#{1,6}\s+(.+)$/gm)].map((match) => slug(match[1] ?? "")));
 
 /** `../docs/a.md` + `../README.md` → `../README.md`: a link's target, relative to the test folder like the glob's keys. */
