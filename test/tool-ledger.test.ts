@@ -1,4 +1,4 @@
-import { runInDurableObject } from "cloudflare:test";
+import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { api, createAgent } from "./support/http";
@@ -31,6 +31,8 @@ describe("the tool-result ledger", () => {
         state.storage.sql.exec(`UPDATE ${table} SET ${column} = replace(${column}, ?, ?) WHERE ${table === "messages" ? "run_id" : "id"} = ?`, own, reused, second.id);
       }
     });
+    // Stored messages are never rewritten, so an object keeps them parsed: a new instance reads the edited rows.
+    await evictDurableObject(stubOf(sessionId));
     const done = await answer(agent.id, second, reused, "second answer");
     expect(done.status).toBe("completed");
     expect(done.output).toContain("ask returned: second answer");
