@@ -212,11 +212,8 @@ export class SessionStore {
         )
         .toArray()
         .map((r) => ({
-          index: r.idx,
-          run_id: r.run_id,
-          role: r.role as Role,
-          content: parseStored<Block[]>(r.content),
-          created_at: r.created_at,
+          message: { index: r.idx, run_id: r.run_id, role: r.role as Role, content: parseStored<Block[]>(r.content), created_at: r.created_at },
+          chars: r.content.length,
         })),
     );
   }
