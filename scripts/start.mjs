@@ -8,6 +8,10 @@ const env = {
   CLOUDFLARE_CF_FETCH_ENABLED: "false",
   WRANGLER_SEND_METRICS: "false",
   CI: process.env.CI ?? "true", // wrangler then never waits for a confirmation prompt
+  // wrangler's local trace collector (the local explorer's traces) streams every invocation's spans
+  // and log lines to another worker in workerd: ≈ 40 % of workerd's CPU in a tool run
+  // (docs/performance.md). Off unless asked for; Workers Logs and traces on Cloudflare are untouched.
+  X_LOCAL_OBSERVABILITY: process.env.X_LOCAL_OBSERVABILITY ?? "false",
 };
 
 // Encrypts tenants' provider credentials (src/credentials): 32 random bytes in base64, kept in .dev.vars.

@@ -14,6 +14,8 @@ export const wranglerEnv = {
   WRANGLER_SEND_METRICS: "false",
   CLOUDFLARE_LOAD_DEV_VARS_FROM_DOT_ENV: "true",
   CI: "true",
+  // As `npm start` runs it (scripts/start.mjs): without wrangler's local trace collector.
+  X_LOCAL_OBSERVABILITY: process.env.X_LOCAL_OBSERVABILITY ?? "false",
 };
 
 /** A TCP port that was free a moment ago on 127.0.0.1. */
