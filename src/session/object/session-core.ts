@@ -8,6 +8,7 @@ import { CompactionStore, mirrorCompaction, rebuildCompactions, type Compaction 
 import { EventLog } from "../store/event-log";
 import { Mirror } from "../store/mirror";
 import { replayStream } from "../stream/replay-stream";
+import { DeltaBuffer } from "../stream/delta-buffer";
 import { EventHub, isTerminal, type EventData, type RunEvent, type RunEventType } from "../stream/events";
 import { mirrorMessage, mirrorRun, mirrorRunInputs, mirrorSession } from "../store/mirror-statements";
 import type { RunAnswer, SessionFailure, SessionIdentity } from "./protocol";
@@ -62,6 +63,8 @@ export class SessionCore implements LoopHost {
   readonly compactions: CompactionStore;
   /** The copy of the outbox and the event log to D1 (mirror.ts). */
   readonly mirror: Mirror;
+  /** A streamed answer's deltas, stored a window's worth at a time (delta-buffer.ts). */
+  private readonly deltas = new DeltaBuffer();
   /** Whether this instance armed the outbox timer since the mirror was last idle. */
   private mirrorArmed = false;
 
@@ -363,6 +366,24 @@ export class SessionCore implements LoopHost {
   }
 
   emit<Type extends RunEventType>(run: RunRecord, type: Type, data: EventData<Type>): void {
+    const createdAt = nowIso();
+    if ((type === "content_delta" || type === "reasoning_delta") && run.agent.store_events !== false) {
+      this.deltas.add(() => {
+        try {
+          this.emitNow(run, type, data, createdAt);
+        } catch (error) {
+          // Written from the window's timer: the session was deleted under the run.
+          log({ event: "unhandled_error", message: error instanceof Error ? error.message : String(error) });
+        }
+      });
+      return;
+    }
+    // Any other event follows the deltas before it.
+    this.deltas.release();
+    this.emitNow(run, type, data, createdAt);
+  }
+
+  private emitNow<Type extends RunEventType>(run: RunRecord, type: Type, data: EventData<Type>, createdAt: string): void {
     // Nothing goes out for a run after its terminal event: a late event (a tool call or a model
     // stream that a cancel cut short) of a run that is no longer going on is dropped.
     if (!isTerminal(type) && !this.events.isOpen(run.id) && !isGoingOn(this.store.runStatus(run.id))) {
@@ -375,7 +396,7 @@ export class SessionCore implements LoopHost {
     if (stored && type !== "run_started" && run.started_at !== null && !this.events.hasOpened(run.id)) {
       this.emitOpening(run, type !== "run_continued");
     }
-    const event: RunEvent = { seq: this.nextSeq(), type, run_id: run.id, session_id: run.session_id, created_at: nowIso(), data };
+    const event: RunEvent = { seq: this.nextSeq(), type, run_id: run.id, session_id: run.session_id, created_at: createdAt, data };
     // Stored before anyone sees it (event-log.ts): the platform holds the frames below until the write is durable.
     this.events.record(event, stored);
     if (stored) this.armMirror();
