@@ -28,13 +28,15 @@ export async function createTenant(origin, adminToken, tenant) {
     used += count;
     return token;
   };
-  const call = async (method, path, body, headers = {}) =>
-    fetch(`${origin}${path}`, {
+  const callAt = (base) => async (method, path, body, headers = {}) =>
+    fetch(`${base}${path}`, {
       method,
       headers: { authorization: `Bearer ${await tokenFor()}`, "content-type": "application/json", ...headers },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
-  return { tokenFor, call };
+  /** The same tenant calling another address of the same Agentry (its Worker's own socket). */
+  const at = (base) => ({ tokenFor, call: callAt(base) });
+  return { tokenFor, call: callAt(origin), at };
 }
 
 /** Creates an anthropic agent with the builtin `current_time` that calls the fake provider. */

@@ -8,9 +8,9 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { bareClient } from "./bare-loop.mjs";
 import { bundleSize } from "./bundle-size.mjs";
-import { wranglerEnv } from "./agentry-server.mjs";
+import { directOrigin, wranglerEnv } from "./agentry-server.mjs";
 import { startStack } from "./stack.mjs";
-import { blast, busyDecision, concurrent, interleaved, longSession, streaming, TOOL_STEPS } from "./measures.mjs";
+import { blast, busyDecision, concurrent, devProxyHop, interleaved, longSession, streaming, TOOL_STEPS } from "./measures.mjs";
 import { renderReport } from "./report.mjs";
 
 const { values: args } = parseArgs({ options: { quick: { type: "boolean", default: false }, out: { type: "string", default: "BENCHMARKS.md" } } });
@@ -59,6 +59,12 @@ try {
   }
   step("409 on a busy session");
   report.busy = await busyDecision(ctx, plan.busy);
+  ctx.direct = await directOrigin(agentry);
+  if (ctx.direct) {
+    step(`the same, and GET /health, straight to the Worker's socket (${ctx.direct}) and through wrangler dev's proxy`);
+    report.busyDirect = await busyDecision(ctx, plan.busy, tenant.at(ctx.direct));
+    report.hop = await devProxyHop(ctx, plan.busy);
+  }
   step(`${plan.blasts} blasts of 100 turns on one session`);
   report.blast = await blast(ctx, plan.blasts, 100);
   report.concurrent = [];

@@ -117,14 +117,17 @@ async function cancelRun(ctx, runId) {
 const isBusy = (turn, activeRunId) =>
   turn.status === 409 && turn.run?.error?.type === "session_busy" && (activeRunId === undefined || turn.run.error.details?.active_run_id === activeRunId);
 
-/** p50 of the time to a `409 session_busy` for a second turn on a session whose turn is in a model call. */
-export async function busyDecision(ctx, samples) {
+/**
+ * p50 of the time to a `409 session_busy` for a second turn on a session whose turn is in a model
+ * call, asked through `tenant` (wrangler dev's address, or the Worker's own socket).
+ */
+export async function busyDecision(ctx, samples, tenant = ctx.tenant) {
   ctx.provider.setLatency(0);
   const sessionId = `bench-busy-${randomUUID()}`;
   const holder = await holdSession(ctx, sessionId);
   const times = [];
   for (let i = 0; i < samples; i += 1) {
-    const turn = await runTurn(ctx.tenant, ctx.agentId, "second turn", { session_id: sessionId });
+    const turn = await runTurn(tenant, ctx.agentId, "second turn", { session_id: sessionId });
     if (!isBusy(turn, holder)) fail(ctx, `second turn on a busy session: HTTP ${turn.status} ${JSON.stringify(turn.run).slice(0, 200)}`);
     else times.push(turn.endedAt - turn.startedAt);
   }
@@ -245,4 +248,23 @@ export async function streaming(ctx, samples) {
     reconnect.push(firstAt - startedAt);
   }
   return { samples: ttft.length, ttftP50: median(ttft), ttftP95: p95(ttft), reconnectP50: median(reconnect), reconnectP95: p95(reconnect) };
+}
+
+/**
+ * What wrangler dev's proxy adds to every request: p50 (p95) of `GET /health` (no binding, no
+ * auth) through the address `npm start` serves and straight to the Worker's own socket.
+ */
+export async function devProxyHop(ctx, samples) {
+  const timed = async (origin) => {
+    const times = [];
+    for (let i = 0; i < samples + 5; i += 1) {
+      const startedAt = now();
+      const response = await fetch(`${origin}/health`);
+      await response.text();
+      if (response.status !== 200) fail(ctx, `GET ${origin}/health: HTTP ${response.status}`);
+      if (i >= 5) times.push(now() - startedAt);
+    }
+    return { p50: median(times), p95: p95(times) };
+  };
+  return { proxied: await timed(ctx.agentry.origin), direct: await timed(ctx.direct) };
 }

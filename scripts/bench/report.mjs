@@ -60,6 +60,20 @@ export function renderReport(r) {
   const rows = [];
   const single = r.series.find((s) => s.latencyMs === 20)?.agentry.median;
   rows.push(["second turn on a busy session → 409, p50 (p95)", `${ms(r.busy.p50)} (${ms(r.busy.p95)}), ${r.busy.samples} tries`, "p50 ≤ 2 ms", met(r.busy.p50, 2)]);
+  if (r.busyDirect && r.hop) {
+    rows.push([
+      "the same, straight to the Worker's own socket in workerd (without wrangler dev's proxy)",
+      `${ms(r.busyDirect.p50)} (${ms(r.busyDirect.p95)}), ${r.busyDirect.samples} tries`,
+      "p50 ≤ 2 ms",
+      met(r.busyDirect.p50, 2),
+    ]);
+    rows.push([
+      "`GET /health` (no auth, no binding), p50 (p95): through wrangler dev / straight to the Worker",
+      `${ms(r.hop.proxied.p50)} (${ms(r.hop.proxied.p95)}) / ${ms(r.hop.direct.p50)} (${ms(r.hop.direct.p95)})`,
+      "",
+      "",
+    ]);
+  }
   rows.push([
     `${r.blast.size} turns at once on one session`,
     `exactly one accepted in ${r.blast.exact} of ${r.blast.blasts} blasts; all answered in ${ms(r.blast.wallP50)} (p50)`,
