@@ -43,6 +43,26 @@ describe("the turn lock", () => {
     expect(await transcriptOf(sessionId)).toHaveLength(6);
   });
 
+  it("refuses a second turn on a busy session from the object alone, before the agent is read from D1", async () => {
+    const agent = await createAgent({ tools: [{ type: "client", name: "ask_user", parameters: { type: "object", properties: {} } }] });
+    const sessionId = `early-${crypto.randomUUID()}`;
+    const paused = await runTurn(agent.id, { input: "[[tool ask_user {}]] hi", session_id: sessionId });
+    expect(paused.status).toBe("paused");
+    // The agent's D1 read would answer 404 now; the busy session answers first.
+    expect((await api(`/v1/agents/${agent.id}`, { method: "DELETE" })).status).toBe(204);
+    const busy = await postRun(agent.id, { input: "again", session_id: sessionId });
+    expect(busy.status).toBe(409);
+    expect((await busy.json<{ error: { details: Record<string, unknown> } }>()).error.details).toEqual({
+      session_id: sessionId,
+      active_run_id: paused.id,
+      active_status: "paused",
+    });
+    // Another agent's turn on the session, and a turn on a new session, are not the object's to refuse early.
+    const other = await createAgent();
+    expect((await postRun(other.id, { input: "mine?", session_id: sessionId })).status).toBe(404);
+    expect((await postRun(agent.id, { input: "new", session_id: `early-new-${crypto.randomUUID()}` })).status).toBe(404);
+  });
+
   it("holds the session while a run is paused, across an eviction of the object", async () => {
     const agent = await createAgent({ tools: [{ type: "client", name: "ask_user", parameters: { type: "object", properties: {} } }] });
     const sessionId = `paused-${crypto.randomUUID()}`;

@@ -9,6 +9,7 @@ import { ApiError } from "./errors";
 export type SessionApi = Pick<
   SessionObject,
   | "startRun"
+  | "turnRefusal"
   | "continueRun"
   | "cancelRun"
   | "getRun"

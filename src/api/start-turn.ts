@@ -9,7 +9,7 @@ import type { AppEnv } from "./router";
 import { startWithMedia } from "./run-input";
 import { assertRunRecordFits } from "./stored-limits";
 import { runnableAgent } from "./runnable-agent";
-import { callSession } from "./session-client";
+import { callSession, failureToError } from "./session-client";
 
 const turnPlan = z.object({ session_id: z.string(), run_id: z.string() });
 
@@ -35,7 +35,11 @@ export type Turn = {
 export async function startTurn(c: Context<AppEnv>, idempotencyBody: unknown, turn: Turn): Promise<RunAnswer> {
   const parsed = parseInput(turn.input, c.env.ENVIRONMENT);
   const tenant = c.get("tenant");
-  const found = await runnableAgent(c.env, tenant, turn.agent_id);
+  const agentLookup = runnableAgent(c.env, tenant, turn.agent_id);
+  // Awaited below, unless the session refuses first: then its failure (a 404) is not the answer.
+  agentLookup.catch(() => {});
+  await refuseEarly(c, turn);
+  const found = await agentLookup;
   const agent = turn.adapt ? turn.adapt(found) : found;
   assertRunRecordFits({ agent, input: parsed, output_schema: turn.output_schema, metadata: turn.metadata });
   const parts = await resolveInput(parsed, c.env.ENVIRONMENT);
@@ -56,4 +60,21 @@ export async function startTurn(c: Context<AppEnv>, idempotencyBody: unknown, tu
       }),
     ),
   );
+}
+
+/**
+ * A second turn on a busy session is refused by its object alone (API.md: `409 session_busy`),
+ * asked beside the agent's D1 read instead of after it. Not for a new session (never busy) nor
+ * for an `Idempotency-Key` request (its retry may be the session's running turn): `startRun`
+ * decides those, and every other case the object has no early answer for.
+ */
+async function refuseEarly(c: Context<AppEnv>, turn: Turn): Promise<void> {
+  const sessionId = turn.session_id;
+  if (sessionId === undefined || c.req.header("idempotency-key") !== undefined) return;
+  const tenant = c.get("tenant");
+  // Only a shortcut: an object that cannot answer now leaves the decision to `startRun`.
+  const refusal = await callSession(c.env, tenant, sessionId, (stub) => stub.turnRefusal({ tenant, session_id: sessionId }, turn.agent_id), {
+    idempotent: true,
+  }).catch(() => null);
+  if (refusal) throw failureToError(refusal.error);
 }

@@ -52,6 +52,20 @@ export class SessionObject extends DurableObject<Env> {
   }
 
   /**
+   * The refusal of a turn of `agentId` on this session that the object can give before the
+   * Worker reads the agent from D1: the session is busy with a run of that agent. Null when it
+   * has no such answer (free, another agent's, not in this object's storage, being deleted):
+   * the turn then goes the whole way, and `startRun` decides. Reads only; changes nothing.
+   */
+  async turnRefusal(identity: SessionIdentity, agentId: string): Promise<Refusal | null> {
+    if (!this.core.store.isInitialized() || this.core.runs.hasOrphanTombstone() || this.core.runs.isDeleting()) return null;
+    const stored = this.core.storedIdentity();
+    if (stored?.tenant !== identity.tenant || stored.session_id !== identity.session_id) return null;
+    if (this.core.store.getMeta("agent_id") !== agentId) return null;
+    return this.core.busyFailure();
+  }
+
+  /**
    * Executes a pending background run: called by the queue consumer. Queues deliver at least
    * once, so a run that is already running or finished is left alone.
    */
