@@ -57,6 +57,7 @@ export async function startTurn(c: Context<AppEnv>, idempotencyBody: unknown, tu
         metadata: turn.metadata,
         stream: turn.stream,
         background: turn.background,
+        new_session: turn.session_id === undefined && c.req.header("idempotency-key") === undefined,
       }),
     ),
   );

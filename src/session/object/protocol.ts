@@ -17,6 +17,8 @@ export type StartRunRequest = SessionIdentity & {
   background: boolean;
   /** Chosen by the Worker for an `Idempotency-Key`: a retried POST finds the same run. */
   run_id?: string;
+  /** The Worker has just drawn the session's id (no `session_id`, no `Idempotency-Key`): D1 holds nothing of it. */
+  new_session?: boolean;
 };
 
 export type ToolResultInput = { tool_call_id: string; output: string; is_error?: boolean };

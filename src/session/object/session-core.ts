@@ -12,7 +12,7 @@ import { DeltaBuffer } from "../stream/delta-buffer";
 import { EventHub, isTerminal, type EventData, type RunEvent, type RunEventType } from "../stream/events";
 import { mirrorMessage, mirrorRun, mirrorRunInputs, mirrorSession } from "../store/mirror-statements";
 import type { RunAnswer, SessionFailure, SessionIdentity } from "./protocol";
-import { rebuildFromMirror } from "../store/rebuild";
+import { initializeNew, rebuildFromMirror } from "../store/rebuild";
 import { driveRun, type LoopHost } from "../run/run-loop";
 import type { RunMessage } from "../run/run-message";
 import { isWaitingForRetry, renderRun, type Checkpoint, type RunRecord, type RunStatus } from "../run/run-record";
@@ -125,12 +125,20 @@ export class SessionCore implements LoopHost {
   }
 
 
-  async rebuild(identity: SessionIdentity): Promise<void> {
+  /**
+   * Fills empty storage from the D1 mirror; for a session whose id the Worker has just drawn
+   * (`isNew`), with nothing, without reading D1.
+   */
+  async rebuild(identity: SessionIdentity, isNew = false): Promise<void> {
     await this.ctx.blockConcurrencyWhile(async () => {
       if (this.store.isInitialized()) return;
       this.nextSeqValue = null;
       this.events.reset();
       this.mirrorArmed = false;
+      if (isNew) {
+        initializeNew(this.store, identity.tenant, identity.session_id);
+        return;
+      }
       const counts = await rebuildFromMirror(this.store, this.env.DB, identity.tenant, identity.session_id);
       await rebuildCompactions(this.compactions, this.env.DB, identity.tenant, identity.session_id);
       if (counts.runs > 0) log({ event: "session_rebuilt", session_id: identity.session_id, ...counts });

@@ -39,7 +39,7 @@ export class SessionObject extends DurableObject<Env> {
    * instead of starting another.
    */
   async startRun(request: StartRunRequest): Promise<RunAnswer> {
-    const refused = await this.enter(request, { work: true });
+    const refused = await this.enter(request, { work: true, isNew: request.new_session === true });
     if (refused) return refused;
     // A plain turn continues the session's head: its newest run.
     const head = this.core.store.listRuns().at(-1);
@@ -343,7 +343,7 @@ export class SessionObject extends DurableObject<Env> {
    * session whose storage is empty from D1, refuses new `work` while a delete is in progress,
    * and (`wake`, the default) resumes a running run that no loop drives.
    */
-  private async enter(identity: SessionIdentity, entry: { work?: boolean; wake?: boolean } = {}): Promise<Refusal | null> {
+  private async enter(identity: SessionIdentity, entry: { work?: boolean; wake?: boolean; isNew?: boolean } = {}): Promise<Refusal | null> {
     if (this.core.runs.hasOrphanTombstone()) {
       try {
         await this.core.runs.deleteWith(() => this.erase(identity));
@@ -353,7 +353,7 @@ export class SessionObject extends DurableObject<Env> {
         return deletingFailure(identity);
       }
     }
-    if (!this.core.store.isInitialized()) await this.core.rebuild(identity);
+    if (!this.core.store.isInitialized()) await this.core.rebuild(identity, entry.isNew);
     if (entry.work && this.core.runs.isDeleting()) return deletingFailure(identity);
     if (entry.wake !== false) this.core.wake();
     return null;

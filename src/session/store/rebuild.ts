@@ -11,6 +11,17 @@ type SessionRow = { agent_id: string; last_seq: number; created_at: string; upda
 type MessageRow = { idx: number; run_id: string; role: string; content: string; created_at: string };
 
 /**
+ * Storage for a session the Worker has just drawn the id of (API.md: a turn without
+ * `session_id`): D1 cannot hold anything of it, so nothing is read.
+ */
+export function initializeNew(store: SessionStore, tenant: string, sessionId: string): void {
+  store.createSchema();
+  store.setMeta("tenant", tenant);
+  // Written last, as by a rebuild: its presence marks the storage as initialised.
+  store.setMeta("session_id", sessionId);
+}
+
+/**
  * Fills an object whose storage is empty (new, or wiped) from the D1 mirror: the session,
  * its runs, its transcript and the tool-result ledger. Runs inside `blockConcurrencyWhile`,
  * so nothing is served before it is done.
