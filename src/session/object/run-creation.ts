@@ -22,6 +22,8 @@ export type NewRun = SessionIdentity & {
   continued_from?: { from_checkpoint: string | null };
   /** The run's own output schema (overrides the agent's); null or absent: the agent's. */
   output_schema?: ObjectJsonSchema | null;
+  /** The Worker has just drawn the session's id: nobody knows it before the run's answer. */
+  new_session?: boolean;
 };
 
 /**
@@ -74,9 +76,12 @@ export async function createRun(core: SessionCore, spec: NewRun): Promise<RunAns
     // A running run is never without its watchdog: an object that dies while the row goes to D1 resumes it.
     else core.touch();
     // The run's row reaches D1 before anyone learns its id (GET …/runs/{id} finds it anywhere).
-    await core.flush();
+    // A synchronous turn on a new session shows neither id before its answer, and its finish
+    // drains the mirror before that: its first model call does not wait for D1.
+    const unseen = spec.new_session === true && !spec.stream && !spec.background;
+    if (!unseen) await core.flush();
     if (spec.background) await core.enqueue(run);
   });
-  if (!spec.background && core.store.getRun(run.id)?.status === "running") void core.begin(run, "request");
+  if (!spec.background && core.store.runStatus(run.id) === "running") void core.begin(run, "request");
   return core.answer(run.id, stream, !spec.background);
 }

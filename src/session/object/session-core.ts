@@ -118,7 +118,7 @@ export class SessionCore implements LoopHost {
       after,
       read: (from) => this.events.read(identity, runId, from),
       isLive: () => {
-        const status = this.store.getRun(runId)?.status;
+        const status = this.store.runStatus(runId);
         return this.events.isOpen(runId) || status === "pending" || status === "running";
       },
     });

@@ -99,7 +99,7 @@ async function modelStep(host: LoopHost, run: RunRecord, branch: StoredMessage[]
     await failStep(host, run, error, step, signal);
     return;
   }
-  if (signal.aborted || host.store.getRun(run.id)?.status !== "running") return;
+  if (signal.aborted || host.store.runStatus(run.id) !== "running") return;
   host.emit(run, "model_request_started", { step, attempt, provider, model: agent.model });
   const started = Date.now();
   let response;
@@ -196,7 +196,7 @@ async function toolStep(host: LoopHost, run: RunRecord, calls: ReturnType<typeof
   const worker = async () => {
     for (let call = queue.shift(); call; call = queue.shift()) {
       // No further tool is started once the run is cancelled.
-      if (signal.aborted || host.store.getRun(run.id)?.status !== "running") return;
+      if (signal.aborted || host.store.runStatus(run.id) !== "running") return;
       host.emit(run, "tool_call_started", { tool_call_id: call.tool_call_id, name: call.name, arguments: call.arguments });
       const started = Date.now();
       const outcome = await executeTool(call, {
@@ -208,7 +208,7 @@ async function toolStep(host: LoopHost, run: RunRecord, calls: ReturnType<typeof
         signal,
       });
       // A run cancelled while the call ran has ended: its late result is neither recorded nor emitted.
-      if (signal.aborted || host.store.getRun(run.id)?.status !== "running") return;
+      if (signal.aborted || host.store.runStatus(run.id) !== "running") return;
       host.store.recordToolResult({ tool_call_id: call.tool_call_id, run_id: run.id, ...outcome });
       const current = host.store.getRun(run.id);
       if (current) {
