@@ -19,8 +19,12 @@ export type RunRow = { body: string; once: string | null };
  * for the log). A body stored before the split carries those values itself and has no row.
  */
 export function parseRunRow(row: RunRow, where: string): RunRecord {
-  if (row.once === null) return parseRunRecord(row.body, where);
+  return parseRunRecord(joinRunRow(row), where);
+}
+
+/** The whole record's JSON text of a stored run's rows. */
+export function joinRunRow(row: RunRow): string {
+  if (row.once === null) return row.body;
   // `output_schema` absent from the once-row (undefined when written) stays absent: the agent's then applies.
-  const body = `${row.body.slice(0, -1)}${row.body.length > 2 ? "," : ""}${row.once.slice(1)}`;
-  return parseRunRecord(body, where);
+  return `${row.body.slice(0, -1)}${row.body.length > 2 ? "," : ""}${row.once.slice(1)}`;
 }

@@ -1,7 +1,9 @@
 import type { Block, Message, Role } from "../../core/messages";
 import type { RunEvent, RunEventType } from "../stream/events";
 import { ACTIVE_STATUSES, type RunBase, type RunRecord, type RunStatus } from "../run/run-record";
-import { parseRunRow, splitRun, type RunRow } from "../run/run-inputs";
+import { joinRunRow, parseRunRow, splitRun, type RunRow } from "../run/run-inputs";
+import { parseRunRecord } from "../run/run-record-schema";
+import { RunTextCache } from "./run-text-cache";
 import { parseStored } from "../../core/json-depth";
 import { MessageCache } from "./message-cache";
 
@@ -83,6 +85,8 @@ export class SessionStore {
    */
   private ensured = false;
   private readonly messageCache = new MessageCache();
+  /** Run records' texts already checked or written by this instance (run-text-cache.ts). */
+  private readonly checkedRuns = new RunTextCache();
 
   constructor(private readonly sql: SqlStorage) {}
 
@@ -135,7 +139,12 @@ export class SessionStore {
     const row = this.sql
       .exec<RunRow>("SELECT r.body AS body, i.body AS once FROM runs r LEFT JOIN run_inputs i ON i.id = r.id WHERE r.id = ?", id)
       .toArray()[0];
-    return row ? parseRunRow(row, "object storage") : null;
+    if (!row) return null;
+    const text = joinRunRow(row);
+    if (this.checkedRuns.has(id, text)) return JSON.parse(text) as RunRecord;
+    const run = parseRunRecord(text, "object storage");
+    this.checkedRuns.keep(id, text);
+    return run;
   }
 
   /** A run's status alone, without reading its body. */
@@ -161,6 +170,7 @@ export class SessionStore {
       changing,
       run.created_at,
     );
+    this.checkedRuns.keep(run.id, joinRunRow({ body: changing, once }));
     return first;
   }
 
