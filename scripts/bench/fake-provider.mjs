@@ -1,6 +1,6 @@
 // The provider both systems call: the project's offline model (real Anthropic SSE wire format,
 // `[[tool …]]` directives for tool loops) on loopback, behind a fixed latency, recording when
-// each request arrived and when its answer's first byte, first text token and last byte left.
+// each request arrived (and its size) and when its answer's first byte, first text token and last byte left.
 import { now, sleep } from "./stats.mjs";
 
 /**
@@ -13,7 +13,7 @@ export async function startFakeProvider() {
   let latencyMs = 0;
   const log = [];
   const server = await serveFetch(async (request) => {
-    const entry = { arrivedAt: now(), firstByteAt: null, firstTextAt: null, endedAt: null, status: 0 };
+    const entry = { arrivedAt: now(), firstByteAt: null, firstTextAt: null, endedAt: null, status: 0, bytes: Number(request.headers.get("content-length") ?? 0) };
     log.push(entry);
     if (latencyMs > 0) await sleep(latencyMs);
     const response = await handleMockModel(request);

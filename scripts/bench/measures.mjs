@@ -186,17 +186,22 @@ export async function longSession(ctx, turns) {
   ctx.provider.setLatency(0);
   const sessionId = `bench-long-${randomUUID()}`;
   const times = [];
+  const bytes = [];
   for (let t = 1; t <= turns; t += 1) {
     const input = `Turn ${t}. ${FILLER.repeat(Math.ceil(2048 / FILLER.length))}`.slice(0, 2048) + " [[words 50]]";
+    const mark = ctx.provider.mark();
     const turn = await runTurn(ctx.tenant, ctx.agentId, input, { session_id: sessionId });
+    bytes.push(ctx.provider.since(mark)[0]?.bytes ?? 0);
     if (turn.status !== 200 || turn.run?.status !== "completed" || turn.run.output.split(" ").length !== 50) {
       fail(ctx, `turn ${t} of one session: HTTP ${turn.status} ${JSON.stringify(turn.run?.error ?? turn.error ?? turn.run?.output).slice(0, 200)}`);
       break;
     }
     times.push(turn.endedAt - turn.startedAt);
   }
-  const window = (last) => (times.length >= last ? median(times.slice(last - 10, last)) : null);
-  return { turns: times.length, first: window(10), at100: window(100), at500: window(500) };
+  const window = (last, values = times) => (values.length >= last ? median(values.slice(last - 10, last)) : null);
+  // The model request carries the whole session: its size at each window says what grew.
+  const requestBytes = { first: window(10, bytes), at100: window(100, bytes), at500: window(500, bytes) };
+  return { turns: times.length, first: window(10), at100: window(100), at500: window(500), requestBytes };
 }
 
 /**
