@@ -30,6 +30,25 @@ describe("DeltaBuffer", () => {
     expect(written).toEqual([1, 2, 3]);
   });
 
+  it("holds even the first delta when nobody watches the run live, until release or the window's end", async () => {
+    const written: number[] = [];
+    const buffer = new DeltaBuffer(60_000);
+    buffer.add(() => written.push(1), false);
+    buffer.add(() => written.push(2), false);
+    expect(written).toEqual([]);
+    buffer.release();
+    expect(written).toEqual([1, 2]);
+    const quick = new DeltaBuffer(10);
+    await new Promise<void>((resolve) => {
+      quick.add(() => {
+        written.push(3);
+        resolve();
+      }, false);
+      expect(written).toEqual([1, 2]);
+    });
+    expect(written).toEqual([1, 2, 3]);
+  });
+
   it("writes a delta at once again once a quiet window has passed", async () => {
     const written: number[] = [];
     const buffer = new DeltaBuffer(5);

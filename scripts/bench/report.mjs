@@ -118,21 +118,21 @@ function unmetTargets(r, single) {
   const a = s20?.agentry;
   const calls = r.steps + 1;
   const out = ["## The targets not met: the measured reason, and what it would take", ""];
-  if (a) {
+  const b = s20?.bare;
+  if (a && b && (a.median / b.median > 1.1 || (a.median - b.median) / r.steps > 3 || a.before > 3 || a.after > 3 || a.gaps > 15)) {
     const cpu = a.runtimeCpuByName?.workerd ?? a.runtimeCpu;
     out.push(
-      `- **Time around the model calls** (ratio, per step, before, gaps, after). It is CPU, on one thread: workerd used ${ms(cpu)} per run ` +
-        `(≈ ${ms(cpu / calls)} per model call), and a gap between two calls took ${ms(a.gaps / r.steps)}. A step writes its state to the ` +
-        "session object twice (the answer's first streamed delta, then the rest of the step: the answer, the tool call and its result, " +
-        "the checkpoint, their events), and every event is stored before it is sent: the durability the bare loop does not have. " +
-        "`perf` puts ≈ a fifth of workerd's CPU in SQLite and its commits, ≈ a third in workerd itself (event loop, HTTP, RPC between the " +
-        "Worker and the object) and the rest with JavaScript on the stack, no Agentry function above 3 ms per run " +
-        "(docs/performance.md, Where workerd's CPU goes)." +
+      `- **Time around the model calls** (ratio, per step, before, gaps, after; L = 20 ms). It is CPU, on one thread: workerd (its two processes) used ${ms(cpu)} per run ` +
+        `(≈ ${ms(cpu / calls)} per model call), and a gap between two calls took ${ms(a.gaps / r.steps)}. A step commits its state to the ` +
+        "session object once (the answer, the tool call and its result, the checkpoint and their events; a run someone follows live " +
+        "also commits the answer's first delta at once), and every event is stored before it is sent: the durability the bare loop " +
+        "does not have. `perf` puts ≈ a fifth of workerd's CPU in SQLite and its commits, ≈ a third in workerd itself (event loop, " +
+        "HTTP, the RPC between the Worker and the object) and the rest with JavaScript on the stack, no Agentry function above 3 ms " +
+        "per run (docs/performance.md, Where workerd's CPU goes)." +
         (r.hop ? ` wrangler dev's proxy adds ${ms(r.hop.proxied.p50 - r.hop.direct.p50)} to each request (before and after).` : "") +
-        " What it would take: one commit per step instead of two (the first delta of a tool-call answer held with the rest), and a " +
-        "run's work below what workerd spends per request and per storage commit, which the figures above say is most of it; then a " +
-        "measurement on Cloudflare, where a commit is a round trip to the storage replicas and there is no dev proxy (not possible " +
-        "without an account).",
+        " What it would take: fewer requests and storage calls per step inside workerd (each one costs more than Agentry's own " +
+        "JavaScript around it), then a measurement on Cloudflare, where a commit is a round trip to the storage replicas and there is " +
+        "no dev proxy (not possible without an account).",
     );
   }
   if (r.busy.p50 > 2) {
@@ -155,11 +155,11 @@ function unmetTargets(r, single) {
   }
   const l = r.long;
   if (l.at500 !== null && l.at500 / l.first > 1.5) {
-    const b = l.requestBytes;
+    const bytes = l.requestBytes;
     const kb = (v) => (v ? `${(v / 1024).toFixed(0)} KB` : "?");
     out.push(
-      `- **Turn 500 within ×1.5 of turn 1.** Every model call carries the whole session: the request was ${kb(b?.first)} at turns 1–10 ` +
-        `and ${kb(b?.at500)} at turns 491–500, serialised by the SDK, sent and parsed on each call; the object's own work per step ` +
+      `- **Turn 500 within ×1.5 of turn 1.** Every model call carries the whole session: the request was ${kb(bytes?.first)} at turns 1–10 ` +
+        `and ${kb(bytes?.at500)} at turns 491–500, serialised by the SDK, sent and parsed on each call; the object's own work per step ` +
         "does not grow with the session (its messages are parsed once, docs/performance.md). What it would take: compaction, " +
         "which bounds the request (the bench's agent has it off to show the growth).",
     );

@@ -289,9 +289,12 @@ export class SessionCore implements LoopHost {
   stopOf(runId: string, timeoutMs?: number): Promise<void> {
     return new Promise((resolve) => {
       let timer: ReturnType<typeof setTimeout> | undefined;
-      const unsubscribe = this.hub.subscribe((event) => {
-        if (event.run_id === runId && isTerminal(event.type)) done();
-      });
+      const unsubscribe = this.hub.subscribe(
+        (event) => {
+          if (event.run_id === runId && isTerminal(event.type)) done();
+        },
+        { internal: true },
+      );
       const done = () => {
         clearTimeout(timer);
         unsubscribe();
@@ -376,14 +379,17 @@ export class SessionCore implements LoopHost {
   emit<Type extends RunEventType>(run: RunRecord, type: Type, data: EventData<Type>): void {
     const createdAt = nowIso();
     if ((type === "content_delta" || type === "reasoning_delta") && run.agent.store_events !== false) {
-      this.deltas.add(() => {
-        try {
-          this.emitNow(run, type, data, createdAt);
-        } catch (error) {
-          // Written from the window's timer: the session was deleted under the run.
-          log({ event: "unhandled_error", message: error instanceof Error ? error.message : String(error) });
-        }
-      });
+      this.deltas.add(
+        () => {
+          try {
+            this.emitNow(run, type, data, createdAt);
+          } catch (error) {
+            // Written from the window's timer: the session was deleted under the run.
+            log({ event: "unhandled_error", message: error instanceof Error ? error.message : String(error) });
+          }
+        },
+        this.hub.watched || this.sockets.isWatched(),
+      );
       return;
     }
     // Any other event follows the deltas before it.

@@ -20,16 +20,23 @@ export class DeltaBuffer {
 
   constructor(private readonly windowMs = DELTA_WINDOW_MS) {}
 
-  /** Runs `write` now, or holds it until the window ends or `release()`. */
-  add(write: () => void): void {
+  /**
+   * Runs `write` now, or holds it until the window ends or `release()`. `watched`: someone
+   * follows the run live (an SSE stream, a WebSocket); when nobody does, no first token waits
+   * on the write, and even the first delta is held for a window.
+   */
+  add(write: () => void, watched = true): void {
     const now = Date.now();
-    if (this.held.length === 0 && now - this.lastWriteAt >= this.windowMs) {
+    if (watched && this.held.length === 0 && now - this.lastWriteAt >= this.windowMs) {
       this.lastWriteAt = now;
       write();
       return;
     }
     this.held.push(write);
-    this.timer ??= setTimeout(() => this.release(), Math.max(0, this.lastWriteAt + this.windowMs - now));
+    if (this.timer === null) {
+      const due = watched ? this.lastWriteAt + this.windowMs : now + this.windowMs;
+      this.timer = setTimeout(() => this.release(), Math.max(0, due - now));
+    }
   }
 
   /** Writes every held delta now, in the order they came. */

@@ -18,15 +18,27 @@ type Subscriber = (event: RunEvent) => void;
 /** In-memory fan-out of live events to the subscribers of one object. */
 export class EventHub {
   private readonly subscribers = new Set<Subscriber>();
+  /** The subscribers that show the events to someone (a stream), not the object's own waiters. */
+  private readonly shown = new Set<Subscriber>();
 
   /** How many subscribers are listening now. */
   get size(): number {
     return this.subscribers.size;
   }
 
-  subscribe(subscriber: Subscriber): () => void {
+  /** Whether a subscriber shows the events to a client now. */
+  get watched(): boolean {
+    return this.shown.size > 0;
+  }
+
+  /** `internal`: the object's own waiter (a run's stop), which shows nothing to anyone. */
+  subscribe(subscriber: Subscriber, { internal = false } = {}): () => void {
     this.subscribers.add(subscriber);
-    return () => this.subscribers.delete(subscriber);
+    if (!internal) this.shown.add(subscriber);
+    return () => {
+      this.subscribers.delete(subscriber);
+      this.shown.delete(subscriber);
+    };
   }
 
   publish(event: RunEvent): void {
@@ -35,6 +47,7 @@ export class EventHub {
         subscriber(event);
       } catch {
         this.subscribers.delete(subscriber);
+        this.shown.delete(subscriber);
       }
     }
   }

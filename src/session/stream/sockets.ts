@@ -62,6 +62,11 @@ export class SessionSockets {
     return attachment && { tenant: attachment.tenant, session_id: attachment.session_id };
   }
 
+  /** Whether a client watches the session over a WebSocket now. */
+  isWatched(): boolean {
+    return this.ctx.getWebSockets().length > 0;
+  }
+
   /** Sends an event to every socket of the session; a socket whose send fails is dropped. */
   broadcast(event: RunEvent): void {
     const sockets = this.ctx.getWebSockets();
