@@ -187,21 +187,26 @@ export async function longSession(ctx, turns) {
   const sessionId = `bench-long-${randomUUID()}`;
   const times = [];
   const bytes = [];
+  const own = [];
   for (let t = 1; t <= turns; t += 1) {
     const input = `Turn ${t}. ${FILLER.repeat(Math.ceil(2048 / FILLER.length))}`.slice(0, 2048) + " [[words 50]]";
     const mark = ctx.provider.mark();
     const turn = await runTurn(ctx.tenant, ctx.agentId, input, { session_id: sessionId });
-    bytes.push(ctx.provider.since(mark)[0]?.bytes ?? 0);
+    const calls = ctx.provider.since(mark);
+    bytes.push(calls[0]?.bytes ?? 0);
     if (turn.status !== 200 || turn.run?.status !== "completed" || turn.run.output.split(" ").length !== 50) {
       fail(ctx, `turn ${t} of one session: HTTP ${turn.status} ${JSON.stringify(turn.run?.error ?? turn.error ?? turn.run?.output).slice(0, 200)}`);
       break;
     }
     times.push(turn.endedAt - turn.startedAt);
+    // Agentry's part: the turn without the provider's own time (reading the request, answering).
+    own.push(turn.endedAt - turn.startedAt - sum(calls.map((c) => (c.endedAt ?? c.arrivedAt) - c.arrivedAt)));
   }
   const window = (last, values = times) => (values.length >= last ? median(values.slice(last - 10, last)) : null);
   // The model request carries the whole session: its size at each window says what grew.
   const requestBytes = { first: window(10, bytes), at100: window(100, bytes), at500: window(500, bytes) };
-  return { turns: times.length, first: window(10), at100: window(100), at500: window(500), requestBytes };
+  const ownTime = { first: window(10, own), at100: window(100, own), at500: window(500, own) };
+  return { turns: times.length, first: window(10), at100: window(100), at500: window(500), requestBytes, ownTime };
 }
 
 /**
