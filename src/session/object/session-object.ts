@@ -42,7 +42,7 @@ export class SessionObject extends DurableObject<Env> {
     const refused = await this.enter(request, { work: true, isNew: request.new_session === true });
     if (refused) return refused;
     // A plain turn continues the session's head: its newest run.
-    const head = this.core.store.listRuns().at(-1);
+    const head = this.core.store.headRun();
     return createRun(this.core, {
       ...request,
       base: { parent: head?.id ?? null, until: null },
@@ -234,7 +234,7 @@ export class SessionObject extends DurableObject<Env> {
     if (this.core.store.getMeta("agent_id") === null) return fail("not_found", `Session ${identity.session_id} not found`);
     const busy = this.core.busyFailure();
     if (busy) return busy;
-    const head = this.core.store.listRuns().at(-1);
+    const head = this.core.store.headRun();
     if (!head) return fail("not_found", `Session ${identity.session_id} has no runs`);
     const history = compactedBranch(this.core, head);
     const size = estimateTokens(toModelMessages(history));
@@ -293,7 +293,7 @@ export class SessionObject extends DurableObject<Env> {
     if (refused) return refused;
     if (this.core.store.getMeta("agent_id") === null) return fail("not_found", `Session ${identity.session_id} not found`);
     // The head branch (what the next plain turn continues), or the branch that ends at `runId`.
-    const target = runId === null ? this.core.store.listRuns().at(-1) : this.core.store.getRun(runId);
+    const target = runId === null ? this.core.store.headRun() : this.core.store.getRun(runId);
     if (!target) return runId === null ? { ok: true, messages: [] } : fail("not_found", `Run ${runId} not found`);
     return { ok: true, messages: full ? messagesOf(branchOf(this.core.store, target)) : compactedBranch(this.core, target) };
   }

@@ -174,6 +174,13 @@ export class SessionStore {
     return first;
   }
 
+  /** The session's newest run (its head: what a plain turn continues), without reading the others. */
+  headRun(): RunRecord | null {
+    this.ensure();
+    const id = this.sql.exec<{ id: string }>("SELECT id FROM runs ORDER BY created_at DESC, id DESC LIMIT 1").toArray()[0]?.id;
+    return id === undefined ? null : this.getRun(id);
+  }
+
   listRuns(): RunRecord[] {
     this.ensure();
     return this.sql
