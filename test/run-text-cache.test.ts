@@ -1,12 +1,11 @@
 import { runInDurableObject } from "cloudflare:test";
-import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { RunTextCache } from "../src/session/store/run-text-cache";
 import type { SessionStore } from "../src/session/store/session-store";
 import { createAgent } from "./support/http";
+import { sessionStub } from "./support/held-d1";
 import { runTurn } from "./support/runs";
 
-const stubOf = (sessionId: string) => env.SESSION.get(env.SESSION.idFromName(`default/${sessionId}`));
 type Instance = { core: { store: SessionStore } };
 
 describe("run records read back from the object's storage", () => {
@@ -14,7 +13,7 @@ describe("run records read back from the object's storage", () => {
     const agent = await createAgent();
     const sessionId = `runtext-${crypto.randomUUID()}`;
     const run = await runTurn(agent.id, { input: "one", session_id: sessionId });
-    await runInDurableObject(stubOf(sessionId), (instance, state) => {
+    await runInDurableObject(sessionStub(sessionId), (instance, state) => {
       const { store } = (instance as unknown as Instance).core;
       const stored = store.getRun(run.id)!;
       expect(stored.status).toBe("completed");

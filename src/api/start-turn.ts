@@ -35,10 +35,11 @@ export type Turn = {
 export async function startTurn(c: Context<AppEnv>, idempotencyBody: unknown, turn: Turn): Promise<RunAnswer> {
   const parsed = parseInput(turn.input, c.env.ENVIRONMENT);
   const tenant = c.get("tenant");
+  const keyed = c.req.header("idempotency-key") !== undefined;
   const agentLookup = runnableAgent(c.env, tenant, turn.agent_id);
   // Awaited below, unless the session refuses first: then its failure (a 404) is not the answer.
   agentLookup.catch(() => {});
-  await refuseEarly(c, turn);
+  if (!keyed) await refuseEarly(c, turn);
   const found = await agentLookup;
   const agent = turn.adapt ? turn.adapt(found) : found;
   assertRunRecordFits({ agent, input: parsed, output_schema: turn.output_schema, metadata: turn.metadata });
@@ -57,7 +58,7 @@ export async function startTurn(c: Context<AppEnv>, idempotencyBody: unknown, tu
         metadata: turn.metadata,
         stream: turn.stream,
         background: turn.background,
-        new_session: turn.session_id === undefined && c.req.header("idempotency-key") === undefined,
+        new_session: turn.session_id === undefined && !keyed,
       }),
     ),
   );
@@ -66,12 +67,12 @@ export async function startTurn(c: Context<AppEnv>, idempotencyBody: unknown, tu
 /**
  * A second turn on a busy session is refused by its object alone (API.md: `409 session_busy`),
  * asked beside the agent's D1 read instead of after it. Not for a new session (never busy) nor
- * for an `Idempotency-Key` request (its retry may be the session's running turn): `startRun`
- * decides those, and every other case the object has no early answer for.
+ * for an `Idempotency-Key` request (its retry may be the session's running turn; the caller
+ * skips those): `startRun` decides them, and every case the object has no early answer for.
  */
 async function refuseEarly(c: Context<AppEnv>, turn: Turn): Promise<void> {
   const sessionId = turn.session_id;
-  if (sessionId === undefined || c.req.header("idempotency-key") !== undefined) return;
+  if (sessionId === undefined) return;
   const tenant = c.get("tenant");
   // Only a shortcut: an object that cannot answer now leaves the decision to `startRun`.
   const refusal = await callSession(c.env, tenant, sessionId, (stub) => stub.turnRefusal({ tenant, session_id: sessionId }, turn.agent_id), {

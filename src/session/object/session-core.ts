@@ -502,6 +502,8 @@ export class SessionCore implements LoopHost {
 
   /** Copies the outbox and the stored events to D1 (mirror.ts); a failure is retried on the alarm. */
   flush(): Promise<void> {
+    // Held deltas are stored first: a drain carries every event emitted before it.
+    this.deltas.release();
     this.flushing = this.flushing.then(() => this.drainOutbox());
     return this.flushing;
   }
