@@ -5,7 +5,7 @@ import { spawn, spawnSync } from "node:child_process";
 import { createWriteStream, readdirSync, readFileSync, readlinkSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
-import { now, sleep } from "./stats.mjs";
+import { median, now, sleep } from "./stats.mjs";
 
 /** Environment of every wrangler command the bench runs: nothing tries to leave the machine. */
 export const wranglerEnv = {
@@ -84,18 +84,12 @@ export async function startAgentry({ dir, secrets, inspectorPort = null }) {
 const TICKS_PER_SECOND = Number(spawnSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).stdout.trim()) || 100;
 
 /**
- * CPU milliseconds (user + system) used so far by every live process of a process group, by
- * command name (`workerd`, `node` …), from /proc. Linux only; null elsewhere.
+ * The live processes of a process group, from /proc: pid, command name and the fields of
+ * `/proc/<pid>/stat` after "pid (comm) " (state ppid pgrp … utime stime …). Throws off Linux.
  */
-export function groupCpu(group) {
-  let entries;
-  try {
-    entries = readdirSync("/proc").filter((name) => /^\d+$/.test(name));
-  } catch {
-    return null;
-  }
-  const byName = {};
-  for (const pid of entries) {
+function groupProcesses(group) {
+  const found = [];
+  for (const pid of readdirSync("/proc").filter((name) => /^\d+$/.test(name))) {
     let stat;
     try {
       stat = readFileSync(`/proc/${pid}/stat`, "utf8");
@@ -103,10 +97,26 @@ export function groupCpu(group) {
       continue; // gone since the listing
     }
     const close = stat.lastIndexOf(")");
-    const name = stat.slice(stat.indexOf("(") + 1, close);
     const fields = stat.slice(close + 2).split(" ");
-    // After "pid (comm) ": state ppid pgrp session tty_nr tpgid flags minflt cminflt majflt cmajflt utime stime.
-    if (Number(fields[2]) !== group) continue;
+    if (Number(fields[2]) === group) found.push({ pid, name: stat.slice(stat.indexOf("(") + 1, close), fields });
+  }
+  return found;
+}
+
+/**
+ * CPU milliseconds (user + system) used so far by every live process of a process group, by
+ * command name (`workerd`, `node` …), from /proc. Linux only; null elsewhere.
+ */
+export function groupCpu(group) {
+  let processes;
+  try {
+    processes = groupProcesses(group);
+  } catch {
+    return null;
+  }
+  const byName = {};
+  for (const { name, fields } of processes) {
+    // fields: state ppid pgrp session tty_nr tpgid flags minflt cminflt majflt cmajflt utime stime.
     const ms = ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND;
     byName[name] = (byName[name] ?? 0) + ms;
   }
@@ -126,11 +136,8 @@ export function cpuDelta(before, after) {
 /** TCP ports listening on 127.0.0.1 owned by a process of the group whose command is `name`, from /proc. */
 function listeningPorts(group, name) {
   const inodes = new Set();
-  for (const pid of readdirSync("/proc").filter((entry) => /^\d+$/.test(entry))) {
+  for (const { pid } of groupProcesses(group).filter((p) => p.name === name)) {
     try {
-      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-      const close = stat.lastIndexOf(")");
-      if (stat.slice(stat.indexOf("(") + 1, close) !== name || Number(stat.slice(close + 2).split(" ")[2]) !== group) continue;
       for (const fd of readdirSync(`/proc/${pid}/fd`)) {
         const link = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`))?.[1];
         if (link) inodes.add(link);
@@ -146,6 +153,23 @@ function listeningPorts(group, name) {
     if (f[3] === "0A" && f[1]?.startsWith("0100007F:") && inodes.has(f[9])) ports.push(parseInt(f[1].split(":")[1], 16));
   }
   return ports;
+}
+
+/**
+ * The times (ms) of `count` `GET /health` one after another at `origin`; null as soon as one
+ * does not answer 200 with `expected` (any 200 body when it is undefined).
+ */
+export async function healthTimes(origin, count, expected) {
+  const times = [];
+  for (let i = 0; i < count; i += 1) {
+    const startedAt = now();
+    const answer = await fetch(`${origin}/health`, { signal: AbortSignal.timeout(2_000) })
+      .then(async (r) => (r.status === 200 ? r.text() : null))
+      .catch(() => null);
+    if (answer === null || (expected !== undefined && answer !== expected)) return null;
+    times.push(now() - startedAt);
+  }
+  return times;
 }
 
 /**
@@ -166,16 +190,8 @@ export async function directOrigin(agentry) {
   let best = null;
   for (const port of ports) {
     const origin = `http://127.0.0.1:${port}`;
-    const times = [];
-    for (let i = 0; i < 7; i += 1) {
-      const startedAt = now();
-      const answer = await fetch(`${origin}/health`, { signal: AbortSignal.timeout(2_000) })
-        .then(async (r) => (r.status === 200 ? r.text() : null))
-        .catch(() => null);
-      if (answer !== expected) break;
-      times.push(now() - startedAt);
-    }
-    const time = times.length === 7 ? times.sort((a, b) => a - b)[3] : null;
+    const times = await healthTimes(origin, 7, expected);
+    const time = times === null ? null : median(times);
     if (time !== null && (best === null || time < best.time)) best = { origin, time };
   }
   return best?.origin ?? null;

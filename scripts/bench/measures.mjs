@@ -3,7 +3,7 @@
 import { randomUUID } from "node:crypto";
 import { bareRun } from "./bare-loop.mjs";
 import { readSse, runTurn } from "./agentry-client.mjs";
-import { cpuDelta, groupCpu } from "./agentry-server.mjs";
+import { cpuDelta, groupCpu, healthTimes } from "./agentry-server.mjs";
 import { decompose } from "./fake-provider.mjs";
 import { median, now, p95, sleep, sum } from "./stats.mjs";
 
@@ -266,15 +266,13 @@ export async function streaming(ctx, samples) {
  */
 export async function devProxyHop(ctx, samples) {
   const timed = async (origin) => {
-    const times = [];
-    for (let i = 0; i < samples + 5; i += 1) {
-      const startedAt = now();
-      const response = await fetch(`${origin}/health`);
-      await response.text();
-      if (response.status !== 200) fail(ctx, `GET ${origin}/health: HTTP ${response.status}`);
-      if (i >= 5) times.push(now() - startedAt);
+    const times = await healthTimes(origin, samples + 5);
+    if (times === null) {
+      fail(ctx, `GET ${origin}/health did not answer 200`);
+      return { p50: Number.NaN, p95: Number.NaN };
     }
-    return { p50: median(times), p95: p95(times) };
+    // The first five warm the connection.
+    return { p50: median(times.slice(5)), p95: p95(times.slice(5)) };
   };
   return { proxied: await timed(ctx.agentry.origin), direct: await timed(ctx.direct) };
 }
