@@ -40,22 +40,26 @@ describe("POST /v1/responses with the official openai SDK", () => {
     expect(stored).toMatchObject({ instructions: "Be brief.", version: 1 });
   });
 
-  it("refuses, in OpenAI's error shape, every field Agentry does not serve, naming it, and stores nothing", async () => {
+  it("refuses, in OpenAI's error shape, only what Agentry cannot serve, naming the field and the reason, and stores nothing", async () => {
     const agent = await createAgent();
     const client = agentryOpenAI();
-    const refusals: [Record<string, unknown>, string][] = [
-      [{ temperature: 0.2 }, "temperature"],
-      [{ max_output_tokens: 50 }, "max_output_tokens"],
-      [{ store: false }, "store"],
-      [{ input: [{ role: "system", content: "x" }] }, "input[0].role"],
-      [{ input: [{ role: "user", content: [{ type: "input_image", image_url: "https://example.com/a.png", detail: "low" }] }] }, "input[0].content[0].detail"],
+    const refusals: [Record<string, unknown>, string, string][] = [
+      [{ tools: [{ type: "web_search" }] }, "tools[0].type", "web_search tools are not served"],
+      [{ prompt: { id: "pmpt_1" } }, "prompt", "prompt templates are not served"],
+      [{ top_logprobs: 5 }, "top_logprobs", "log probabilities are not served"],
+      [{ input: [{ type: "web_search_call", id: "ws_1", status: "completed" }] }, "input[0].type", "web_search_call items are not served"],
+      [{ input: [{ role: "user", content: [{ type: "input_image", file_id: "file_1" }] }] }, "input[0].content[0].file_id", "no Files API"],
+      [{ temperature: 1.5 }, "temperature", "must be at most 1 for provider mock"],
+      [{ unknown_field: 1 }, "unknown_field", "unknown field"],
     ];
-    for (const [fields, param] of refusals) {
+    for (const [fields, param, reason] of refusals) {
       const error = await client.responses.create({ model: agent.id, input: "hi", ...fields } as never).catch((e: unknown) => e);
       expect(error, param).toBeInstanceOf(OpenAI.BadRequestError);
       const bad = error as InstanceType<typeof OpenAI.BadRequestError>;
       expect(bad.status).toBe(400);
       expect(bad.error).toMatchObject({ type: "invalid_request_error", param });
+      expect((bad.error as { message: string }).message, param).toContain(`${param}: `);
+      expect((bad.error as { message: string }).message, param).toContain(reason);
       expect(Object.keys(bad.error as object).sort(), param).toEqual(["code", "message", "param", "type"]);
     }
     const runs = await (await api(`/v1/agents/${agent.id}/runs`)).json<{ data: unknown[] }>();

@@ -1,6 +1,7 @@
 import { operatorEndpointProblem, type ProviderEnv } from "../providers";
 import { pricesOf } from "../providers/pricing";
 import { checkOutboundUrl } from "../tools/url-guard";
+import { isReasoningModel } from "../providers/openai-reasoning";
 import { MOCK_BASE_URL } from "./definition";
 import { schemaProblem } from "./output-validation";
 import type { AgentDefinition } from "./definition";
@@ -49,6 +50,7 @@ export function definitionProblems(definition: AgentDefinition, env: CheckEnv): 
       message: `must be at least ${RESPONSES_MIN_OUTPUT_TOKENS} for provider openai (the Responses API refuses less)`,
     });
   }
+  problems.push(...settingsProblems(definition));
   const outputProblem = definition.output_schema === null ? null : schemaProblem(definition.output_schema);
   if (outputProblem) problems.push({ path: "output_schema", message: outputProblem });
   if (definition.max_cost_usd !== null && definition.prices === null && pricesOf(definition.model) === null) {
@@ -60,6 +62,43 @@ export function definitionProblems(definition: AgentDefinition, env: CheckEnv): 
   const bytes = new TextEncoder().encode(JSON.stringify(definition)).byteLength;
   if (bytes > MAX_DEFINITION_BYTES) {
     problems.push({ path: "body", message: `the agent definition is ${bytes} bytes, over ${MAX_DEFINITION_BYTES}` });
+  }
+  return problems;
+}
+
+/** The largest temperature the Messages API takes (OpenAI's go to 2). */
+const ANTHROPIC_MAX_TEMPERATURE = 1;
+
+/**
+ * The tuned settings a provider and model refuse, as their APIs would refuse them: checked when
+ * an agent is stored and for each run's own settings, so no such call is ever sent.
+ */
+export function settingsProblems(definition: AgentDefinition): DefinitionProblem[] {
+  const problems: DefinitionProblem[] = [];
+  const choice = definition.tool_choice ?? "auto";
+  const tools = definition.tools.map((tool) => tool.name);
+  if (typeof choice === "object" && !tools.includes(choice.name)) {
+    problems.push({ path: "tool_choice.name", message: `names no tool of the agent (its tools: ${tools.join(", ") || "none"})` });
+  } else if (choice === "required" && tools.length === 0) {
+    problems.push({ path: "tool_choice", message: '"required" needs at least one tool' });
+  }
+  const anthropic = definition.provider === "anthropic" || definition.provider === "mock";
+  const { temperature, top_p, reasoning } = definition;
+  if (anthropic) {
+    if (temperature != null && temperature > ANTHROPIC_MAX_TEMPERATURE) {
+      problems.push({ path: "temperature", message: `must be at most ${ANTHROPIC_MAX_TEMPERATURE} for provider ${definition.provider} (the Messages API takes 0 to 1)` });
+    }
+    if (reasoning != null && (reasoning.effort !== null || reasoning.summary !== null)) {
+      problems.push({ path: "reasoning", message: `is for OpenAI reasoning models; provider ${definition.provider} has no reasoning effort` });
+    }
+    return problems;
+  }
+  if (isReasoningModel(definition.model)) {
+    for (const [path, value] of [["temperature", temperature], ["top_p", top_p]] as const) {
+      if (value != null) problems.push({ path, message: `is not supported with the reasoning model ${definition.model} (OpenAI refuses it)` });
+    }
+  } else if (reasoning != null && (reasoning.effort !== null || reasoning.summary !== null)) {
+    problems.push({ path: "reasoning", message: `is only supported by reasoning models; ${definition.model} is not one (OpenAI refuses it)` });
   }
   return problems;
 }

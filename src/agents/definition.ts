@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { CLIENT_ID } from "../core/ids";
 import { objectJsonSchema } from "./json-schema";
+import { modelSettingDefaults, modelSettingFields } from "./model-settings";
 import { toolsSchema } from "./tools";
 
 /** The providers an agent may name; `mock` is `anthropic` against the offline model. */
@@ -52,6 +53,7 @@ const fields = {
   exponential_backoff: z.boolean().describe("Doubles the delay on each retry"),
   max_steps: z.number().int().min(1).max(100).describe("Model calls a run may make; past them the run ends with an error"),
   max_output_tokens: z.number().int().min(1).max(200_000).describe("The output token limit of each model call"),
+  ...modelSettingFields,
   max_cost_usd: z.number().positive().nullable().describe("A run ends with `run_error` `budget_exceeded` once its cost passes this (USD, checked after each model call; needs a known price); null: no limit"),
   /** Overrides the price table for this agent's model (docs/metrics.md). */
   prices: pricesSchema.nullable().describe("USD per million tokens for this agent's model, over the price table"),
@@ -74,6 +76,7 @@ const definitionShape = {
   exponential_backoff: fields.exponential_backoff.default(false),
   max_steps: fields.max_steps.default(25),
   max_output_tokens: fields.max_output_tokens.default(4096),
+  ...modelSettingDefaults,
   max_cost_usd: fields.max_cost_usd.default(null),
   prices: fields.prices.default(null),
   compaction: fields.compaction.default(null),

@@ -10,12 +10,15 @@ export const BUILTIN_TOOLS = ["current_time", "http_get"] as const;
 const toolName = z.string().regex(TOOL_NAME, "must match ^[a-zA-Z0-9_-]{1,64}$");
 const description = z.string().max(4096).optional();
 const parameters = objectJsonSchema.default(noParameters);
+/** The model's arguments must fit `parameters`: sent as strict where the provider has it, and checked before the tool runs. */
+const strict = z.boolean().optional();
 
 const webhookTool = z.strictObject({
   type: z.literal("webhook"),
   name: toolName,
   description,
   parameters,
+  strict,
   /** Checked by the URL guard at request time (it depends on `ENVIRONMENT`). */
   url: z.string().min(1).max(2048),
   timeout_ms: z.number().int().min(100).max(60_000).default(10_000),
@@ -26,6 +29,7 @@ const clientTool = z.strictObject({
   name: toolName,
   description,
   parameters,
+  strict,
 });
 
 const builtinTool = z.strictObject({

@@ -67,6 +67,22 @@ async function claim(c: Context<AppEnv>, key: string, body: unknown, result: unk
 }
 
 /**
+ * What a request with the same `Idempotency-Key` and body stored, without claiming the key: null
+ * when there is no such request yet (or no key). Lets a route find what the first request did
+ * before it decides what this one is.
+ */
+export async function priorResult(c: Context<AppEnv>, body: unknown): Promise<unknown> {
+  const key = keyOf(c);
+  if (key === null) return null;
+  const fingerprint = await hashToken(`${c.req.method} ${c.req.path}\n${JSON.stringify(body)}`);
+  const row = await c.env.DB.prepare("SELECT fingerprint, result, created_at FROM idempotency_keys WHERE tenant = ? AND key = ?")
+    .bind(c.get("tenant"), key)
+    .first<{ fingerprint: string; result: string | null; created_at: string }>();
+  if (!row || row.fingerprint !== fingerprint || row.result === null || Date.now() - Date.parse(row.created_at) > KEY_LIFETIME_MS) return null;
+  return parseStored<unknown>(row.result);
+}
+
+/**
  * For runs: the ids a request will create are chosen up front and claimed with the key, so a
  * retried POST addresses the same run (the Session object answers an existing run id again).
  * Returns the plan to use: this request's, or the first request's.

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { objectJsonSchema } from "../agents";
+import { objectJsonSchema, runSettingFields } from "../agents";
 import { CLIENT_ID } from "../core/ids";
 import { contentPart } from "../media/part-schemas";
 import { metricsSchema, requiredActionSchema, runErrorSchema, runEventSchema } from "../session";
@@ -29,6 +29,7 @@ export const createRunBody = z
     /** Overrides the agent's for this run; null is the same as absent. */
     output_schema: objectJsonSchema.nullable().optional().openapi({ description: "A JSON Schema object the final answer must match; overrides the agent's (null: the agent's)" }),
     metadata: z.record(z.string(), z.unknown()).default({}).openapi({ description: "Free-form values kept on the run" }),
+    ...runSettingFields,
   })
   .openapi("CreateRun", {
     example: { input: "What time is it in Paris?", session_id: "support-42", stream: true, metadata: { ticket: "T-1001" } },

@@ -1,3 +1,4 @@
+import type { RunSettings } from "../agents";
 import { createRoute, z } from "@hono/zod-openapi";
 import { CLIENT_ID, newId } from "../core/ids";
 import { listRuns, ownedRun } from "../db/runs";
@@ -15,6 +16,12 @@ import { currentRun } from "./current-run";
 import { runnableAgent } from "./runnable-agent";
 import { assertRunRecordFits, assertStorable } from "./stored-limits";
 import { callSession, unwrap } from "./session-client";
+
+/** The run's own settings of a create body. */
+function runSettingsOf(body: z.output<typeof createRunBody>): RunSettings {
+  const { instructions, max_output_tokens, temperature, top_p, tool_choice, parallel_tool_calls, reasoning, max_tool_calls } = body;
+  return { instructions, max_output_tokens, temperature, top_p, tool_choice, parallel_tool_calls, reasoning, max_tool_calls };
+}
 
 /** How long a replayed continue waits for the run to stop before answering its state. */
 const REPLAY_WAIT_MS = 10 * 60 * 1000;
@@ -157,6 +164,7 @@ export const runRoutes = newRouter()
       metadata: body.metadata,
       stream: body.stream,
       background: body.background,
+      settings: runSettingsOf(body),
     });
     return respond(answer, body);
   })

@@ -1,6 +1,8 @@
 import type { Context } from "hono";
-import type { Agent, ObjectJsonSchema } from "../agents";
+import { settingsProblems, withRunSettings, type Agent, type ObjectJsonSchema, type RunSettings } from "../agents";
+import { invalidFields } from "./errors";
 import { newId } from "../core/ids";
+import type { Message } from "../core/messages";
 import { parseInput, resolveInput, type ContentPart } from "../media";
 import type { RunAnswer } from "../session";
 import { z } from "@hono/zod-openapi";
@@ -23,9 +25,24 @@ export type Turn = {
   metadata: Record<string, unknown>;
   stream: boolean;
   background: boolean;
-  /** Changes the agent for this run only (its instructions, say); the stored agent is untouched. */
+  /** The run's own settings over the agent's (docs/agents.md, "Model settings"). */
+  settings?: RunSettings;
+  /** Changes the agent for this run only (its tools, say); the stored agent is untouched. */
   adapt?: (agent: Agent) => Agent;
+  /** A new session's conversation so far (protocol.ts, `StartRunRequest.history`). */
+  history?: Message[];
+  /** What the surface answers about the run, from the agent as the run uses it; kept with the run. */
+  surface?: (agent: Agent) => Record<string, unknown>;
 };
+
+/** The agent as the turn's run uses it: adapted, its settings overridden, and checked against its provider's rules. */
+export function turnAgent(found: Agent, turn: Pick<Turn, "settings" | "adapt">): Agent {
+  const adapted = turn.adapt ? turn.adapt(found) : found;
+  const agent = turn.settings ? withRunSettings(adapted, turn.settings) : adapted;
+  const problems = settingsProblems(agent);
+  if (problems.length > 0) throw invalidFields(problems, problems.map((p) => `${p.path}: ${p.message}`).join("; "));
+  return agent;
+}
 
 /**
  * Starts a turn: checks its input, finds the runnable agent, plans the ids (replayed for a
@@ -40,8 +57,7 @@ export async function startTurn(c: Context<AppEnv>, idempotencyBody: unknown, tu
   // Awaited below, unless the session refuses first: then its failure (a 404) is not the answer.
   agentLookup.catch(() => {});
   if (!keyed) await refuseEarly(c, turn);
-  const found = await agentLookup;
-  const agent = turn.adapt ? turn.adapt(found) : found;
+  const agent = turnAgent(await agentLookup, turn);
   assertRunRecordFits({ agent, input: parsed, output_schema: turn.output_schema, metadata: turn.metadata });
   const parts = await resolveInput(parsed, c.env.ENVIRONMENT);
   const { plan } = await idempotentPlan(c, idempotencyBody, { session_id: turn.session_id ?? newId("ses"), run_id: newId("run") }, turnPlan);
@@ -59,6 +75,8 @@ export async function startTurn(c: Context<AppEnv>, idempotencyBody: unknown, tu
         stream: turn.stream,
         background: turn.background,
         new_session: turn.session_id === undefined && !keyed,
+        ...(turn.history ? { history: turn.history } : {}),
+        ...(turn.surface ? { surface: turn.surface(agent) } : {}),
       }),
     ),
   );

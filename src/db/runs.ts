@@ -1,4 +1,4 @@
-import { and, desc, eq, lt, or, type SQL } from "drizzle-orm";
+import { and, desc, eq, lt, or, sql, type SQL } from "drizzle-orm";
 import { notFound } from "../core/errors";
 import type { Cursor } from "../core/cursor";
 import type { RunRecord } from "../session";
@@ -29,6 +29,27 @@ export async function ownedRun(d1: D1Database, tenant: string, agentId: string |
   const run = await findRun(d1, tenant, agentId, runId);
   if (!run) throw notFound("Run", runId);
   return run;
+}
+
+/**
+ * The tenant's paused run that waits for the result of call `callId`, or null: a client that
+ * resends its history with the results (no `previous_response_id`) continues it. Call ids are
+ * the providers' and unique (docs/responses-api.md).
+ */
+export async function pausedRunWaitingFor(d1: D1Database, tenant: string, callId: string): Promise<RunRecord | null> {
+  const row = await database(d1)
+    .select(columns)
+    .from(runs)
+    .leftJoin(runInputs, eq(runInputs.id, runs.id))
+    .where(
+      and(
+        eq(runs.status, "paused"),
+        eq(runs.tenant, tenant),
+        sql`EXISTS (SELECT 1 FROM json_each(${runs.body}, '$.required_actions') WHERE json_extract(value, '$.tool_call_id') = ${callId})`,
+      ),
+    )
+    .get();
+  return row ? parse(row) : null;
 }
 
 export type RunFilter = { agentId?: string; sessionId?: string; sessionIds?: string[]; status?: string };

@@ -18,6 +18,7 @@ export function checkAnthropicRequest(body: JsonObject): void {
   const maxTokens = body.max_tokens;
   if (typeof maxTokens !== "number" || !Number.isInteger(maxTokens)) throw new InvalidRequest("max_tokens: Field required");
   if (maxTokens < 1) throw new InvalidRequest("max_tokens: Input should be greater than or equal to 1");
+  checkSampling(body);
   const messages = asArray(body.messages).filter(isObject);
   const first = messages[0];
   if (first && first.role !== "user") throw new InvalidRequest('messages: first message must use the "user" role');
@@ -26,6 +27,17 @@ export function checkAnthropicRequest(body: JsonObject): void {
   checkToolPairing(messages);
   checkBreakpoints(body, messages);
   checkOutputSchema(body);
+}
+
+/** `temperature` and `top_p` take 0 to 1 on the Messages API. */
+function checkSampling(body: JsonObject): void {
+  for (const key of ["temperature", "top_p"]) {
+    const value = body[key];
+    if (value === undefined) continue;
+    if (typeof value !== "number") throw new InvalidRequest(`${key}: Input should be a valid number`);
+    if (value < 0) throw new InvalidRequest(`${key}: Input should be greater than or equal to 0`);
+    if (value > 1) throw new InvalidRequest(`${key}: Input should be less than or equal to 1`);
+  }
 }
 
 function checkContent(messages: JsonObject[]): void {

@@ -38,6 +38,7 @@ const MAX_CACHE_KEY = 64;
  */
 export function checkResponsesRequest(body: JsonObject, model: string): void {
   checkLimits(body);
+  checkModelParameters(body, model);
   if (asArray(body.include).includes("reasoning.encrypted_content") && !isReasoningModel(model)) {
     throw new ResponsesViolation("Encrypted content is not supported with this model.", "include");
   }
@@ -45,6 +46,18 @@ export function checkResponsesRequest(body: JsonObject, model: string): void {
   items.forEach(checkItemShape);
   items.forEach((item, index) => checkReasoning(item, items[index + 1], body.store === false));
   checkCallPairing(items);
+}
+
+/** Sampling on a reasoning model, and reasoning on another, are refused as unsupported parameters. */
+export function checkModelParameters(body: JsonObject, model: string): void {
+  const unsupported = (param: string) =>
+    new ResponsesViolation(`Unsupported parameter: '${param}' is not supported with this model.`, param, "unsupported_parameter");
+  if (isReasoningModel(model)) {
+    for (const param of ["temperature", "top_p"]) if (body[param] !== undefined && body[param] !== null) throw unsupported(param);
+    return;
+  }
+  const reasoning = body.reasoning;
+  if (isObject(reasoning) && reasoning.effort !== undefined && reasoning.effort !== null) throw unsupported("reasoning.effort");
 }
 
 function checkLimits(body: JsonObject): void {

@@ -1,6 +1,7 @@
 import { badValue } from "./bad-json";
 import type { Conversation, ToolResult } from "./conversation";
-import type { StreamErrorDirective, ToolDirective } from "./directives";
+import type { Directives, StreamErrorDirective, ToolDirective } from "./directives";
+import { obeyToolChoice, toolChoiceOf } from "./tool-choice";
 import { sampleValue } from "./sample-json";
 import type { JsonObject } from "./values";
 
@@ -36,7 +37,10 @@ const LOREM = (
 
 /** Decides the answer from the last user message's directives and the tool results after it. */
 export function decide(conversation: Conversation): Plan {
-  const { directives: d, attempt, toolResults } = conversation;
+  const { attempt, toolResults } = conversation;
+  const chosen = obeyToolChoice(conversation.raw, conversation.directives.tools, toolResults.length);
+  const serial = toolChoiceOf(conversation.raw).serial;
+  const d = { ...conversation.directives, tools: chosen, parallel: conversation.directives.parallel && !serial };
   if (d.quota) return { kind: "error", error: { kind: "quota" } };
   if (d.usageLimits) return { kind: "error", error: { kind: "usage_limits" } };
   if (d.contextOverflow) return { kind: "error", error: { kind: "context_overflow" } };
@@ -47,7 +51,7 @@ export function decide(conversation: Conversation): Plan {
     return { kind: "error", error: { kind: "status", status, retryAfter, shouldRetry } };
   }
   const delivery = { slowMs: d.slowMs, cut: d.cut && attempt === 1, streamError: attempt === 1 ? d.streamError : null };
-  const answer = finalAnswer(conversation);
+  const answer = finalAnswer(conversation, d);
   // A refusal streams the first half of the answer before the model stops (Anthropic's classifiers cut mid-answer).
   if (d.refuse) return { kind: "text", ...firstPieces(answer.deltas, Math.floor(answer.deltas.length / 2)), ...delivery, stop: "refusal" };
   const done = toolResults.length;
@@ -63,10 +67,10 @@ export function decide(conversation: Conversation): Plan {
 }
 
 /** The final answer's text and its stream pieces: JSON in chunks, text word by word. */
-function finalAnswer(conversation: Conversation): { text: string; deltas: string[] } {
+function finalAnswer(conversation: Conversation, d: Directives): { text: string; deltas: string[] } {
   const json = jsonAnswer(conversation);
   if (json !== null) return { text: json, deltas: splitChunks(json) };
-  const text = textAnswer(conversation);
+  const text = textAnswer(d, conversation.toolResults);
   return { text, deltas: splitWords(text) };
 }
 
@@ -109,7 +113,7 @@ function jsonAnswer({ directives: d, schema, jsonMode }: Conversation): string |
   return null;
 }
 
-function textAnswer({ directives: d, toolResults }: Conversation): string {
+function textAnswer(d: Directives, toolResults: ToolResult[]): string {
   if (d.words !== null) return Array.from({ length: d.words }, (_, i) => LOREM[i % LOREM.length]).join(" ");
   const said = d.text === "" ? [] : [`You said: ${d.text}`];
   if (d.tools.length > 0) return [...said, ...returnedLines(d.tools, toolResults)].join("\n");

@@ -5,6 +5,7 @@ import type { MessageCreateParamsStreaming } from "@anthropic-ai/sdk/resources/m
 import { toAnthropicMessages, toAnthropicSystem, toAnthropicTools } from "./anthropic-messages";
 import { anthropicOutputFormat } from "./anthropic-output";
 import { MessageAccumulator } from "./anthropic-stream";
+import { anthropicToolChoice } from "./call-settings";
 import { callError, firstTokenClock, guardStream, requestOptions } from "./call-support";
 import { ModelCallAbortedError, streamCutError } from "./errors";
 import { fencedFetch, secretsOf, type SdkClientConfig } from "./sdk-config";
@@ -60,9 +61,15 @@ export class AnthropicProvider implements ModelProvider {
  */
 export function anthropicParams(request: ModelRequest) {
   const tools = request.tools.length > 0;
+  const settings = request.settings;
+  const toolChoice = anthropicToolChoice(settings, tools);
   return {
     model: request.model,
     max_tokens: request.max_output_tokens,
+    ...(settings?.temperature !== undefined ? { temperature: settings.temperature } : {}),
+    ...(settings?.top_p !== undefined ? { top_p: settings.top_p } : {}),
+    ...(toolChoice ? { tool_choice: toolChoice } : {}),
+    ...(settings?.end_user !== undefined ? { metadata: { user_id: settings.end_user } } : {}),
     messages: toAnthropicMessages(request.messages, request.media, { tools, cache: request.cache_key !== undefined }),
     ...(request.instructions ? { system: toAnthropicSystem(request.instructions) } : {}),
     ...(tools ? { tools: toAnthropicTools(request.tools) } : {}),

@@ -1,3 +1,4 @@
+import { isStrictSchema } from "./strict-schema";
 import type {
   ChatCompletionContentPart,
   ChatCompletionFunctionTool,
@@ -20,6 +21,7 @@ export function toChatTools(tools: ToolSpec[]): ChatCompletionFunctionTool[] {
       name: tool.name,
       ...(tool.description ? { description: tool.description } : {}),
       parameters: tool.parameters,
+      ...(tool.strict === true && isStrictSchema(tool.parameters) ? { strict: true } : {}),
     },
   }));
 }

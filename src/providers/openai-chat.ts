@@ -1,5 +1,6 @@
 import type OpenAI from "openai";
 import type { ChatCompletionChunk, ChatCompletionCreateParamsStreaming } from "openai/resources/chat/completions";
+import { chatToolChoice } from "./call-settings";
 import { callError, firstTokenClock, guardStream, requestOptions } from "./call-support";
 import { ModelCallAbortedError, streamCutError } from "./errors";
 import { createOpenAIClient } from "./openai-client";
@@ -18,11 +19,19 @@ export function toChatRequest(request: ModelRequest) {
   // Absent options are `undefined` (dropped from the JSON body), not spread in, so that every
   // field stays inside the literal that `satisfies` checks for unknown keys.
   const schema = request.output_schema;
+  const settings = request.settings;
+  const tools = request.tools.length > 0;
   return {
     model: request.model,
     messages: toChatMessages(request.instructions, request.messages, request.media),
     max_completion_tokens: request.max_output_tokens,
-    tools: request.tools.length > 0 ? toChatTools(request.tools) : undefined,
+    tools: tools ? toChatTools(request.tools) : undefined,
+    tool_choice: tools ? chatToolChoice(settings?.tool_choice) : undefined,
+    parallel_tool_calls: tools ? settings?.parallel_tool_calls : undefined,
+    temperature: settings?.temperature,
+    top_p: settings?.top_p,
+    reasoning_effort: settings?.reasoning?.effort ?? undefined,
+    safety_identifier: settings?.end_user,
     prompt_cache_key: request.cache_key || undefined,
     response_format: schema
       ? { type: "json_schema", json_schema: { name: "output", schema, strict: isStrictSchema(schema) } }

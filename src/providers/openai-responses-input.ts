@@ -1,3 +1,4 @@
+import { isStrictSchema } from "./strict-schema";
 import type { FunctionTool, ResponseInputContent, ResponseInputItem } from "openai/resources/responses/responses";
 import type { Block, MediaBlock, Message, TextBlock } from "../core/messages";
 import { dataUrl, mediaNote } from "./media-parts";
@@ -11,7 +12,8 @@ export function toResponsesTools(tools: ToolSpec[]): FunctionTool[] {
     name: tool.name,
     description: tool.description ?? null,
     parameters: tool.parameters,
-    strict: false,
+    // OpenAI refuses strict mode for a schema outside its subset: such a tool is checked by Agentry alone.
+    strict: tool.strict === true && isStrictSchema(tool.parameters),
   }));
 }
 

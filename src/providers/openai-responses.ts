@@ -5,6 +5,7 @@ import type {
   ResponseOutputItem,
   ResponseStreamEvent,
 } from "openai/resources/responses/responses";
+import { openAiReasoning, responsesToolChoice } from "./call-settings";
 import { callError, firstTokenClock, guardStream, requestOptions } from "./call-support";
 import { ModelCallAbortedError, streamCutError } from "./errors";
 import { createOpenAIClient } from "./openai-client";
@@ -30,6 +31,8 @@ export class OpenAIResponsesProvider implements ModelProvider {
     const clock = firstTokenClock();
     try {
       const reasoning = isReasoningModel(request.model);
+      const settings = request.settings;
+      const tools = request.tools.length > 0;
       // Every field named, none spread in, so the SDK's own request type checks each one.
       const body = {
         model: request.model,
@@ -40,7 +43,13 @@ export class OpenAIResponsesProvider implements ModelProvider {
         store: false,
         include: reasoning ? ["reasoning.encrypted_content"] : undefined,
         instructions: request.instructions || undefined,
-        tools: request.tools.length > 0 ? toResponsesTools(request.tools) : undefined,
+        tools: tools ? toResponsesTools(request.tools) : undefined,
+        tool_choice: tools ? responsesToolChoice(settings?.tool_choice) : undefined,
+        parallel_tool_calls: tools ? settings?.parallel_tool_calls : undefined,
+        temperature: settings?.temperature,
+        top_p: settings?.top_p,
+        reasoning: openAiReasoning(settings),
+        safety_identifier: settings?.end_user,
         prompt_cache_key: request.cache_key || undefined,
         text: request.output_schema
           ? { format: { type: "json_schema", name: "output", schema: request.output_schema, strict: isStrictSchema(request.output_schema) } }

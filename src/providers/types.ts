@@ -1,9 +1,27 @@
+import type { ReasoningSettings, ToolChoice } from "../agents/model-settings";
 import type { Block, Message, Usage } from "../core/messages";
 
 export type ProviderName = "anthropic" | "openai" | "openai-chat";
 
 /** A tool as the model sees it. */
-export type ToolSpec = { name: string; description?: string; parameters: Record<string, unknown> };
+export type ToolSpec = {
+  name: string;
+  description?: string;
+  parameters: Record<string, unknown>;
+  /** Arguments must fit `parameters` (OpenAI's strict function calling; checked by Agentry too). */
+  strict?: boolean;
+};
+
+/** The tuned settings of one call (src/agents/model-settings.ts); absent: the provider's default. */
+export type CallSettings = {
+  temperature?: number;
+  top_p?: number;
+  tool_choice?: ToolChoice;
+  parallel_tool_calls?: boolean;
+  reasoning?: ReasoningSettings;
+  /** The end user, for the provider's abuse monitoring (OpenAI `safety_identifier`, Anthropic `metadata.user_id`). */
+  end_user?: string;
+};
 
 /** The bytes of one media block, loaded from R2 for a call: base64 of `media_type`. */
 export type MediaData = { media_type: string; data: string };
@@ -21,6 +39,8 @@ export type ModelRequest = {
   cache_key?: string;
   /** JSON Schema (root type object) the answer must follow: the provider's structured output. */
   output_schema?: Record<string, unknown>;
+  /** Sampling, tool choice and reasoning settings. */
+  settings?: CallSettings;
   /** The bytes of the messages' image and file blocks, by media_id; a block without its bytes is sent as a text note. */
   media?: Record<string, MediaData>;
 };

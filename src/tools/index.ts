@@ -1,4 +1,4 @@
-import type { Agent, Tool } from "../agents";
+import { checkOutput, describeErrors, type Agent, type Tool } from "../agents";
 import type { ToolCallBlock } from "../core/messages";
 import type { ToolSpec } from "../providers/types";
 import { jsonDepthExcess, MAX_JSON_DEPTH } from "../core/json-depth";
@@ -14,7 +14,7 @@ export function toolSpecs(agent: Agent): ToolSpec[] {
   return agent.tools.map((tool) =>
     tool.type === "builtin"
       ? { name: tool.name, ...builtinSpecs[tool.name] }
-      : { name: tool.name, description: tool.description, parameters: tool.parameters },
+      : { name: tool.name, description: tool.description, parameters: tool.parameters, ...(tool.strict ? { strict: true } : {}) },
   );
 }
 
@@ -44,11 +44,25 @@ function argumentsProblem(call: ToolCallBlock): string {
     : `The arguments of ${call.name} must be a JSON object`;
 }
 
+/**
+ * Why a strict tool's call may not run: its arguments miss the tool's `parameters` (the model
+ * reads the reasons as the call's tool error and may call again). Null when it may run.
+ */
+export function strictArgumentsProblem(agent: Agent, call: ToolCallBlock): string | null {
+  const tool = findTool(agent, call.name);
+  if (!tool || tool.type === "builtin" || !tool.strict || !hasObjectArguments(call)) return null;
+  const check = checkOutput(JSON.stringify(call.arguments), tool.parameters);
+  if (check.ok) return null;
+  return `The arguments of ${call.name} do not match its parameters, so it was not run:\n${describeErrors(check.errors)}`;
+}
+
 /** Executes a server-side tool call (webhook or builtin). Client tools pause the run instead. */
 export async function executeTool(call: ToolCallBlock, context: ToolContext): Promise<ToolOutcome> {
   const tool = findTool(context.agent, call.name);
   if (!tool) return toolError(`Unknown tool: ${call.name}`);
   if (!hasObjectArguments(call)) return toolError(argumentsProblem(call));
+  const mismatch = strictArgumentsProblem(context.agent, call);
+  if (mismatch) return toolError(mismatch);
   switch (tool.type) {
     case "webhook":
       return callWebhook(

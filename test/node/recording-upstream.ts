@@ -1,6 +1,6 @@
 import type { Server } from "node:http";
 
-type Recorded = { method: string; path: string; headers: Record<string, string> };
+type Recorded = { method: string; path: string; headers: Record<string, string>; body: unknown };
 
 /**
  * An upstream that records every request it gets and is hostile in the most common way: it
@@ -12,6 +12,14 @@ type Recorded = { method: string; path: string; headers: Record<string, string> 
  *   GET  /requests/<bucket>        → what the bucket received: method, path, headers
  * The global setup serves two: one the operator allows (`ALLOWED_BASE_URLS`), one it does not.
  */
+const jsonOrNull = (text: string): unknown => {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return null;
+  }
+};
+
 export async function startRecordingUpstream(
   serve: (handler: (request: Request) => Promise<Response>) => Promise<Server>,
   model: (request: Request) => Promise<Response>,
@@ -24,7 +32,8 @@ export async function startRecordingUpstream(
     if (request.method === "GET" && action === "requests") return Response.json(requests.get(bucket) ?? []);
     const headers = Object.fromEntries(request.headers);
     const path = `/${rest.join("/")}`;
-    requests.set(bucket, [...(requests.get(bucket) ?? []), { method: request.method, path, headers }]);
+    const text = request.method === "GET" || request.method === "HEAD" ? "" : await request.clone().text();
+    requests.set(bucket, [...(requests.get(bucket) ?? []), { method: request.method, path, headers, body: jsonOrNull(text) }]);
     // Secret-bearing headers first, so that a message cut short still carries them.
     const echoed = Object.entries(headers)
       .sort(([a], [b]) => Number(isPlain(a)) - Number(isPlain(b)))

@@ -22,13 +22,24 @@ function codeOf(error: ApiError): string {
   return typeof given === "string" ? given : (openAiCodes[error.type] ?? error.type);
 }
 
-/** The first field an error names, as OpenAI's `param` (`input[0].content[1].image_url`). */
-function paramOf(error: ApiError): string | null {
-  const fields = error.details.fields;
-  if (!Array.isArray(fields)) return null;
-  const first = fields[0] as { path?: unknown } | undefined;
-  if (typeof first?.path !== "string" || first.path === "" || first.path === "body") return null;
-  return first.path.split(".").reduce((param, part) => (/^\d+$/.test(part) ? `${param}[${part}]` : param ? `${param}.${part}` : part), "");
+/** A field path in OpenAI's notation (`input[0].content[1].image_url`); null for the body as a whole. */
+function openAiPath(path: unknown): string | null {
+  if (typeof path !== "string" || path === "" || path === "body") return null;
+  return path.split(".").reduce((param, part) => (/^\d+$/.test(part) ? `${param}[${part}]` : param ? `${param}.${part}` : part), "");
+}
+
+type Field = { path?: unknown; message?: unknown };
+
+const fieldsOf = (error: ApiError): Field[] => (Array.isArray(error.details.fields) ? (error.details.fields as Field[]) : []);
+
+/** The first field an error names, as OpenAI's `param`. */
+const paramOf = (error: ApiError): string | null => openAiPath(fieldsOf(error)[0]?.path);
+
+/** The message, naming each field at fault with its reason (`tools[0].strict: …`), as OpenAI's messages do. */
+function messageOf(error: ApiError): string {
+  const fields = fieldsOf(error).filter((field) => typeof field.message === "string");
+  if (fields.length === 0) return error.message;
+  return fields.map((field) => `${openAiPath(field.path) ?? "body"}: ${String(field.message)}`).join("; ");
 }
 
 /**
@@ -40,6 +51,6 @@ export function openAiErrorResponse(thrown: unknown): Response {
   const error = asApiError(thrown);
   const headers = new Headers(error.headers);
   if (error.status === 409) headers.set("x-should-retry", "false");
-  const body = { error: { message: error.message, type: openAiType(error.status), param: paramOf(error), code: codeOf(error) } };
+  const body = { error: { message: messageOf(error), type: openAiType(error.status), param: paramOf(error), code: codeOf(error) } };
   return Response.json(body, { status: error.status, headers });
 }

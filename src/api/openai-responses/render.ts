@@ -1,4 +1,5 @@
 import type { Run, RunStatus } from "../../session";
+import type { ResponseSurface } from "./surface";
 import { functionCallItem, messageItem, type ServerToolItem } from "./tool-items";
 
 const statusOf: Record<RunStatus, "queued" | "in_progress" | "completed" | "cancelled" | "failed"> = {
@@ -30,11 +31,12 @@ function outputOf(run: Run, truncated: boolean) {
 
 /**
  * A run as an OpenAI Response object (docs/responses-api.md, "Mapping"): the response id is the
- * run id, `model` the agent id, `conversation` the session. A run cut by `max_output_tokens` is
+ * run id, `model` the agent id, `conversation` the session; the request's fields and the settings
+ * in force come from the run's `surface` (surface.ts). A run cut by `max_output_tokens` is
  * `incomplete`; any other run error is `failed` with the run's error message. `toolItems`: the
  * agent's own tool calls of the run's current stretch, before its answer (tool-items.ts).
  */
-export function renderResponse(run: Run, toolItems: ServerToolItem[] = []) {
+export function renderResponse(run: Run, surface: ResponseSurface, toolItems: ServerToolItem[] = []) {
   const truncated = run.status === "error" && run.error?.type === "output_truncated";
   const failed = run.status === "error" && !truncated;
   const m = run.metrics;
@@ -46,21 +48,32 @@ export function renderResponse(run: Run, toolItems: ServerToolItem[] = []) {
     status: truncated ? ("incomplete" as const) : statusOf[run.status],
     error: failed ? { code: run.error?.type === "rate_limited" ? "rate_limit_exceeded" : "server_error", message: run.error?.message ?? "The run failed" } : null,
     incomplete_details: truncated ? { reason: "max_output_tokens" as const } : null,
-    instructions: null,
-    max_output_tokens: null,
+    instructions: surface.instructions,
+    max_output_tokens: surface.max_output_tokens,
+    max_tool_calls: surface.max_tool_calls,
     metadata: run.metadata,
     model: run.agent_id,
     output: [...toolItems, ...outputOf(run, truncated)],
-    parallel_tool_calls: true,
-    previous_response_id: null,
+    parallel_tool_calls: surface.parallel_tool_calls,
+    previous_response_id: surface.previous_response_id,
     conversation: { id: run.session_id },
-    temperature: null,
-    top_p: null,
-    tool_choice: "auto" as const,
-    tools: [],
-    text: { format: { type: "text" as const } },
-    background: null,
+    reasoning: surface.reasoning,
+    temperature: surface.temperature,
+    top_p: surface.top_p,
+    presence_penalty: 0,
+    frequency_penalty: 0,
+    top_logprobs: 0,
+    tool_choice: surface.tool_choice,
+    tools: surface.tools,
+    text: surface.text,
+    truncation: surface.truncation,
+    background: surface.background,
+    service_tier: "default" as const,
     store: true,
+    user: surface.user,
+    safety_identifier: surface.safety_identifier,
+    prompt_cache_key: surface.prompt_cache_key,
+    prompt_cache_retention: null,
     usage: {
       input_tokens: m.input_tokens,
       input_tokens_details: { cached_tokens: m.cache_read_tokens, cache_write_tokens: m.cache_write_tokens },

@@ -1,93 +1,82 @@
 import { z } from "@hono/zod-openapi";
-import { objectJsonSchema, TOOL_NAME } from "../../agents";
+import { objectJsonSchema, REASONING_EFFORTS, TOOL_NAME } from "../../agents";
 import { CLIENT_ID } from "../../core/ids";
-import type { ContentPart } from "../../media";
-import { FILE_TYPES, IMAGE_TYPES, type FileType, type ImageType } from "../../media/limits";
+import { inputItem } from "./input-items";
 
-/** `data:<media type>;base64,<data>`, the only inline form OpenAI's `image_url` and `file_data` take. */
-const DATA_URL = /^data:([^;,]+);base64,(.*)$/s;
-
-const dataUrlOf = (types: readonly string[]) =>
-  z.string().refine((url) => {
-    const match = DATA_URL.exec(url);
-    return match !== null && types.includes(match[1] as string);
-  }, `must be a base64 data URL of type ${types.join(", ")}`);
-
-const inputText = z.strictObject({ type: z.literal("input_text"), text: z.string() });
-
-const inputImage = z.strictObject({
-  type: z.literal("input_image"),
-  image_url: z.union([
-    dataUrlOf(IMAGE_TYPES).openapi({ description: "A base64 data URL of a PNG, JPEG, GIF or WebP image", pattern: "^data:" }),
-    z.string().startsWith("https://", "must be an https URL or a base64 data URL").openapi({ description: "An https URL", format: "uri" }),
-  ]),
-  detail: z.literal("auto", "only auto: Agentry sends the image as it is").optional(),
-});
-
-const inputFile = z.strictObject({
-  type: z.literal("input_file"),
-  file_data: dataUrlOf(FILE_TYPES),
-  filename: z.string().min(1).max(255),
-});
-
-const inputContent = z.discriminatedUnion("type", [inputText, inputImage, inputFile]);
-
-/** A user message: OpenAI's `EasyInputMessage` or `message` input item, user role only. */
-const userMessage = z.strictObject({
-  type: z.literal("message"),
-  role: z.literal("user", "only user messages: the agent's instructions and the session's history are Agentry's"),
-  content: z.union([z.string(), z.array(inputContent).min(1)]),
-});
-
-/** A client function tool's result, answering a `function_call` of the previous response. */
-const functionCallOutput = z.strictObject({
-  type: z.literal("function_call_output"),
-  call_id: z.string().min(1),
-  output: z.string(),
-  id: z.string().nullable().optional(),
-  status: z.enum(["in_progress", "completed", "incomplete"]).nullable().optional(),
-});
-
-const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
-
-/** An item without `type` is a message (OpenAI's `EasyInputMessage`); errors then name the field inside the item's own kind. */
-const inputItem = z.preprocess(
-  (item) => (isRecord(item) && !("type" in item) ? { ...item, type: "message" } : item),
-  z.discriminatedUnion("type", [userMessage, functionCallOutput]),
-);
-
-export type FunctionCallOutput = z.infer<typeof functionCallOutput>;
+const noBackend = (what: string) => `${what} tools are not served: Agentry has no backend for OpenAI's hosted tools (give the agent a tool instead)`;
 
 /** A client function tool of the request: the run pauses on its calls (an Agentry `client` tool). */
-const functionTool = z.strictObject({
-  type: z.literal("function", "only function tools: the agent's own tools run inside Agentry"),
+const functionTool = z.looseObject({
+  type: z.literal("function"),
   name: z.string().regex(TOOL_NAME, "must match ^[a-zA-Z0-9_-]{1,64}$"),
   description: z.string().max(4096).nullable().optional(),
   parameters: objectJsonSchema.nullable().optional(),
-  strict: z.literal(false, "strict function calling is not supported: arguments are not checked against parameters").nullable().optional(),
+  strict: z.boolean().nullable().optional(),
+});
+
+const TOOL_TYPES = ["function"];
+
+/** A request tool: function tools only; the hosted tools are refused with the reason. */
+const tool = z.discriminatedUnion("type", [functionTool], {
+  error: (issue) => {
+    const type = typeof issue.input === "object" && issue.input !== null && "type" in issue.input ? issue.input.type : undefined;
+    return typeof type === "string" ? noBackend(type) : `must be a tool (${TOOL_TYPES.join(", ")})`;
+  },
 });
 
 export type FunctionTool = z.infer<typeof functionTool>;
 
-/** `text.format`: plain text, or a JSON schema the run's final answer must match (Agentry's structured output). */
-const textConfig = z.strictObject({
+/** `tool_choice`: a mode, or one named function; hosted-tool choices are refused. */
+const toolChoice = z.union([
+  z.enum(["auto", "none", "required"]),
+  z.looseObject({ type: z.literal("function", "only function tools can be chosen: Agentry has no hosted tools"), name: z.string().min(1) }),
+]);
+
+/** `text.format`: plain text, JSON mode, or a JSON schema the run's final answer must match (Agentry's structured output). */
+const textConfig = z.looseObject({
   format: z
     .discriminatedUnion("type", [
-      z.strictObject({ type: z.literal("text") }),
-      z.strictObject({
+      z.looseObject({ type: z.literal("text") }),
+      z.looseObject({ type: z.literal("json_object") }),
+      z.looseObject({
         type: z.literal("json_schema"),
         name: z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, "must match ^[a-zA-Z0-9_-]{1,64}$"),
         schema: objectJsonSchema,
-        description: z.string().optional(),
-        strict: z.literal(true, "Agentry always checks the answer against the schema").nullable().optional(),
+        description: z.string().nullable().optional(),
+        strict: z.boolean().nullable().optional(),
       }),
     ])
+    .nullable()
     .optional(),
+  verbosity: z.enum(["low", "medium", "high"]).nullable().optional(),
 });
 
+const reasoning = z.looseObject({
+  effort: z.enum(REASONING_EFFORTS).nullable().optional(),
+  summary: z.enum(["auto", "concise", "detailed"]).nullable().optional(),
+  generate_summary: z.enum(["auto", "concise", "detailed"]).nullable().optional(),
+});
+
+const INCLUDABLE = [
+  "file_search_call.results",
+  "web_search_call.results",
+  "web_search_call.action.sources",
+  "message.input_image.image_url",
+  "computer_call_output.output.image_url",
+  "code_interpreter_call.outputs",
+  "reasoning.encrypted_content",
+  "message.output_text.logprobs",
+] as const;
+
+const metadata = z
+  .record(z.string().max(64), z.string().max(512))
+  .refine((m) => Object.keys(m).length <= 16, "at most 16 keys");
+
 /**
- * The fields of `POST /v1/responses` that Agentry serves (docs/responses-api.md). Any other
- * field is refused by name: an OpenAI field that Agentry would ignore never passes silently.
+ * `POST /v1/responses` as OpenAI's API takes it (docs/responses-api.md, "Request fields"): every
+ * field it accepts is accepted here; a field at its default is a no-op, a setting is honoured, and
+ * only what would change the answer's meaning is refused, with the reason. An unknown field is
+ * refused, as OpenAI refuses it.
  */
 export const createResponseBody = z
   .strictObject({
@@ -95,39 +84,32 @@ export const createResponseBody = z
     input: z.union([z.string().min(1), z.array(inputItem).min(1)]),
     instructions: z.string().nullable().optional(),
     previous_response_id: z.string().nullable().optional(),
-    conversation: z.union([z.string(), z.strictObject({ id: z.string() })]).nullable().optional(),
-    text: textConfig.optional(),
-    tools: z.array(functionTool).max(128).optional(),
-    metadata: z
-      .record(z.string().max(64), z.string().max(512))
-      .refine((m) => Object.keys(m).length <= 16, "at most 16 keys")
-      .nullable()
-      .optional(),
-    store: z.literal(true, "Agentry always stores a response (its run); delete it with DELETE /v1/responses/{id}").nullable().optional(),
+    conversation: z.union([z.string(), z.looseObject({ id: z.string() })]).nullable().optional(),
+    text: textConfig.nullable().optional(),
+    tools: z.array(tool).max(128).nullable().optional(),
+    tool_choice: toolChoice.nullable().optional(),
+    parallel_tool_calls: z.boolean().nullable().optional(),
+    temperature: z.number().min(0).max(2).nullable().optional(),
+    top_p: z.number().min(0).max(1).nullable().optional(),
+    max_output_tokens: z.number().int().min(16, "must be at least 16").max(200_000).nullable().optional(),
+    max_tool_calls: z.number().int().min(1).max(1_000).nullable().optional(),
+    reasoning: reasoning.nullable().optional(),
+    truncation: z.enum(["auto", "disabled"]).nullable().optional(),
+    metadata: metadata.nullable().optional(),
+    store: z.boolean().nullable().optional(),
     stream: z.boolean().nullable().optional(),
+    stream_options: z.looseObject({ include_obfuscation: z.boolean().nullable().optional() }).nullable().optional(),
     background: z.boolean().nullable().optional(),
+    include: z.array(z.enum(INCLUDABLE)).nullable().optional(),
+    service_tier: z.enum(["auto", "default", "flex", "scale", "priority", "fast", "ultrafast"]).nullable().optional(),
+    top_logprobs: z.literal(0, "log probabilities are not served: Agentry's providers do not all return them").nullable().optional(),
+    user: z.string().max(256).nullable().optional(),
+    safety_identifier: z.string().max(64).nullable().optional(),
+    prompt_cache_key: z.string().max(64).nullable().optional(),
+    prompt_cache_retention: z.enum(["in_memory", "24h"]).nullable().optional(),
+    prompt: z.null({ error: "prompt templates are not served: Agentry has no prompt store; send instructions and input" }).optional(),
+    context_management: z.array(z.unknown()).nullable().optional(),
   })
   .openapi("CreateResponse");
 
 export type CreateResponseBody = z.infer<typeof createResponseBody>;
-
-/** The content parts of a message's content, in Agentry's form. */
-function partsOf(content: string | z.infer<typeof inputContent>[]): ContentPart[] {
-  if (typeof content === "string") return [{ type: "text", text: content }];
-  return content.map((part): ContentPart => {
-    if (part.type === "input_text") return { type: "text", text: part.text };
-    if (part.type === "input_file") {
-      const [, mediaType, data] = DATA_URL.exec(part.file_data) as RegExpExecArray;
-      return { type: "file", media_type: mediaType as FileType, data: data as string, name: part.filename };
-    }
-    const match = DATA_URL.exec(part.image_url);
-    if (!match) return { type: "image", url: part.image_url };
-    return { type: "image", media_type: match[1] as ImageType, data: match[2] as string };
-  });
-}
-
-/** The user messages of a request's input as one turn's content: a string stays a string. */
-export function turnInput(input: CreateResponseBody["input"]): string | ContentPart[] {
-  if (typeof input === "string") return input;
-  return input.flatMap((item) => (item.type === "function_call_output" ? [] : partsOf(item.content)));
-}

@@ -16,8 +16,13 @@ import { responseOf, streamResponse, watchResponse } from "./answer";
 import { continueWithOutputs } from "./continue-response";
 import { markResponseDeleted, ownedResponse } from "./deleted-responses";
 import { renderInputItems } from "./render";
-import { createResponseBody, turnInput, type CreateResponseBody } from "./request";
-import { runAgent } from "./run-agent";
+import { historyOf, readInput, type ReadInput } from "./conversation";
+import { createResponseBody, type CreateResponseBody } from "./request";
+import { responseRunSettings, runAgent } from "./run-agent";
+import { storedSurface, surfaceOf, type ResponseSurface } from "./surface";
+import { pausedRunWaitingFor } from "../../db/runs";
+import { runnableAgent } from "../runnable-agent";
+import { priorResult } from "../idempotency";
 
 const responseSchema = z
   .object({
@@ -134,9 +139,10 @@ const deleteResponse = createRoute({
   },
 });
 
-/** `text.format.schema` as the run's output schema, checked as `output_schema` is on the runs route. */
+/** `text.format` as the run's output schema, checked as `output_schema` is on the runs route; JSON mode is any object. */
 function outputSchemaOf(body: CreateResponseBody) {
   const format = body.text?.format;
+  if (format?.type === "json_object") return { type: "object" as const };
   if (format?.type !== "json_schema") return null;
   try {
     return runOutputSchema(format.schema);
@@ -159,18 +165,54 @@ async function sessionOf(c: Context<AppEnv>, body: CreateResponseBody): Promise<
   return conversation;
 }
 
+/**
+ * The paused response that a request's `function_call_output` items answer: `previous_response_id`,
+ * else the tenant's paused run waiting for the first call (a client that resends its history);
+ * null when none waits for it.
+ */
+async function pausedResponseOf(c: Context<AppEnv>, body: CreateResponseBody, read: ReadInput) {
+  const tenant = c.get("tenant");
+  // Named, the response is answered whatever its state: a retry after it went on is a replay (continue-response.ts).
+  if (body.previous_response_id) return ownedResponse(c.env.DB, tenant, body.previous_response_id);
+  const first = read.outputs[0] as ReadInput["outputs"][number];
+  const waiting = await pausedRunWaitingFor(c.env.DB, tenant, first.item.call_id);
+  const prior = waiting ? null : continuedRunOf(await priorResult(c, body));
+  const run = waiting ?? (prior ? await ownedResponse(c.env.DB, tenant, prior) : null);
+  const conversation = typeof body.conversation === "string" ? body.conversation : body.conversation?.id;
+  if (run && (conversation === undefined || conversation === run.session_id)) return run;
+  if (!body.previous_response_id && !conversation) return null;
+  const waits = run?.status === "paused" ? "waits for other calls" : "waits for no function call outputs";
+  throw invalidFields([{ path: `input.${first.index}.call_id`, message: `answers no call of a paused response: the response ${waits}` }]);
+}
+
+/** The run a first request with the same Idempotency-Key continued (its stored plan), or null. */
+function continuedRunOf(prior: unknown): string | null {
+  // A continuation stores only the run id; a new turn also its session (start-turn.ts).
+  const parsed = z.strictObject({ run_id: z.string() }).safeParse(prior);
+  return parsed.success ? parsed.data.run_id : null;
+}
+
 /** `/v1/responses`: OpenAI's Responses API over Agentry's runs and sessions (docs/responses-api.md). */
 export const openAiResponseRoutes = newRouter()
   .openapi(createResponse, async (c) => {
     const body = c.req.valid("json");
     const metadata = body.metadata ?? {};
     assertStorable({ metadata });
-    const outputs = typeof body.input === "string" ? [] : body.input.filter((item) => item.type === "function_call_output");
-    if (outputs.length > 0) return continueWithOutputs(c, body, outputs);
-    const input = turnInput(body.input);
-    const checked = runInput.safeParse(input);
-    if (!checked.success) throw invalidFields([{ path: "input", message: checked.error.issues[0]?.message ?? "invalid" }]);
+    const read = readInput(body.input);
+    if (read.outputs.length > 0) {
+      const paused = await pausedResponseOf(c, body, read);
+      if (paused) return continueWithOutputs(c, body, read, paused);
+    }
+    // Earlier items with a named session repeat what the session holds; without one they are its history.
+    const named = Boolean(body.previous_response_id || body.conversation);
+    const history = !named && (read.earlier.length > 0 || read.turn === null) ? historyOf(read.earlier, read.outputs) : undefined;
+    const input = read.turn ?? [];
+    if (read.turn !== null) {
+      const checked = runInput.safeParse(input);
+      if (!checked.success) throw invalidFields([{ path: "input", message: checked.error.issues[0]?.message ?? "invalid" }]);
+    }
     const session_id = await sessionOf(c, body);
+    let surface: ResponseSurface | undefined;
     const answer = await startTurn(c, body, {
       agent_id: body.model,
       input,
@@ -179,11 +221,16 @@ export const openAiResponseRoutes = newRouter()
       metadata,
       stream: body.stream ?? false,
       background: body.background ?? false,
-      adapt: (agent) => runAgent(agent, body.instructions, body.tools),
+      settings: responseRunSettings(body, read),
+      adapt: (agent) => runAgent(agent, body),
+      history,
+      surface: (agent) => (surface = surfaceOf(agent, { ...body, instructions: responseRunSettings(body, read).instructions ?? null })),
     });
     const { run, stream } = unwrap(answer);
-    if (stream) return streamResponse(c, run, stream);
-    return c.json(await responseOf(c, run), 200);
+    // A replayed request (Idempotency-Key) is answered its first run, with the surface that run kept.
+    const kept = surface ?? surfaceOf(await runnableAgent(c.env, c.get("tenant"), body.model), null);
+    if (stream) return streamResponse(c, run, kept, stream);
+    return c.json(await responseOf(c, run, kept), 200);
   })
   .openapi(getResponse, async (c) => {
     const { response_id } = c.req.valid("param");
@@ -193,8 +240,9 @@ export const openAiResponseRoutes = newRouter()
     if (query.starting_after !== undefined && query.stream !== "true") {
       throw invalidFields([{ path: "query.starting_after", message: "only with stream=true" }]);
     }
-    if (query.stream === "true") return watchResponse(c, renderRun(stored), { startingAfter: query.starting_after });
-    return c.json(await responseOf(c, await currentRun(c.env, tenant, stored)), 200);
+    const surface = storedSurface(stored);
+    if (query.stream === "true") return watchResponse(c, renderRun(stored), surface, { startingAfter: query.starting_after });
+    return c.json(await responseOf(c, await currentRun(c.env, tenant, stored), surface), 200);
   })
   .openapi(cancelResponse, async (c) => {
     const { response_id } = c.req.valid("param");
@@ -203,7 +251,7 @@ export const openAiResponseRoutes = newRouter()
     const result = await callSession(c.env, tenant, stored.session_id, (stub) => stub.cancelRun({ tenant, session_id: stored.session_id }, response_id), {
       idempotent: true,
     });
-    return c.json(await responseOf(c, unwrap(result).run), 200);
+    return c.json(await responseOf(c, unwrap(result).run, storedSurface(stored)), 200);
   })
   .openapi(inputItemsRoute, async (c) => {
     const { response_id } = c.req.valid("param");

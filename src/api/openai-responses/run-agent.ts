@@ -1,13 +1,20 @@
-import { noParameters, type Agent } from "../../agents";
+import { noParameters, type Agent, type RunSettings } from "../../agents";
+import type { Compaction } from "../../agents";
 import { invalidFields } from "../errors";
-import type { FunctionTool } from "./request";
+import type { ReadInput } from "./conversation";
+import type { CreateResponseBody, FunctionTool } from "./request";
+
+/** Agentry's compaction with its defaults: what `truncation: "auto"` turns on for an agent that has none. */
+const AUTO_COMPACTION: Compaction = { enabled: true, trigger_tokens: 120_000, keep_last_messages: 8 };
 
 /**
- * The agent as one response's run uses it: the request's `instructions` follow the agent's own,
- * and its function tools join the agent's tools as client tools. The stored agent is untouched.
- * A function tool named like one of the agent's tools is a 400 naming it.
+ * The agent as one response's run uses it: the request's function tools join the agent's tools
+ * as client tools (strict ones checked against their parameters), and `truncation` turns
+ * Agentry's compaction on (`auto`) or off (`disabled`). The stored agent is untouched. A function
+ * tool named like one of the agent's tools is a 400 naming it.
  */
-export function runAgent(agent: Agent, instructions: string | null | undefined, tools: FunctionTool[] = []): Agent {
+export function runAgent(agent: Agent, body: Pick<CreateResponseBody, "tools" | "truncation">): Agent {
+  const tools: FunctionTool[] = body.tools ?? [];
   const taken = new Set(agent.tools.map((tool) => tool.name));
   tools.forEach((tool, index) => {
     if (taken.has(tool.name)) throw invalidFields([{ path: `tools.${index}.name`, message: `the agent already has a tool named "${tool.name}"` }]);
@@ -18,10 +25,27 @@ export function runAgent(agent: Agent, instructions: string | null | undefined, 
     name: tool.name,
     ...(tool.description ? { description: tool.description } : {}),
     parameters: tool.parameters ?? noParameters(),
+    // OpenAI's default for a function tool is strict.
+    strict: tool.strict ?? true,
   }));
+  const compaction = body.truncation === "auto" ? (agent.compaction?.enabled ? agent.compaction : AUTO_COMPACTION) : body.truncation === "disabled" ? null : agent.compaction;
+  return { ...agent, compaction, tools: [...agent.tools, ...clientTools] };
+}
+
+/** The request's own settings of the run: they override the agent's (docs/responses-api.md, "Request fields"). */
+export function responseRunSettings(body: CreateResponseBody, read: Pick<ReadInput, "instructions">): RunSettings {
+  const instructions = [body.instructions ?? "", ...read.instructions].filter((text) => text.trim() !== "").join("\n\n");
+  const choice = body.tool_choice ?? undefined;
+  const effort = body.reasoning?.effort ?? null;
+  const summary = body.reasoning?.summary ?? body.reasoning?.generate_summary ?? null;
   return {
-    ...agent,
-    instructions: [agent.instructions, instructions].filter(Boolean).join("\n\n"),
-    tools: [...agent.tools, ...clientTools],
+    instructions: instructions === "" ? null : instructions,
+    max_output_tokens: body.max_output_tokens ?? undefined,
+    temperature: body.temperature ?? undefined,
+    top_p: body.top_p ?? undefined,
+    tool_choice: choice === undefined ? undefined : typeof choice === "string" ? choice : { name: choice.name },
+    parallel_tool_calls: body.parallel_tool_calls ?? undefined,
+    max_tool_calls: body.max_tool_calls ?? undefined,
+    reasoning: effort === null && summary === null ? undefined : { effort, summary },
   };
 }

@@ -1,5 +1,6 @@
 import { isTerminal, type Run, type RunEvent } from "../../session";
 import { renderResponse } from "./render";
+import type { ResponseSurface } from "./surface";
 import { functionCallItem, ServerToolCalls, type ServerToolItem } from "./tool-items";
 
 type ResponsesEvent = { type: string; [field: string]: unknown };
@@ -39,8 +40,8 @@ function* functionCallEvents(item: ToolItem, output_index: number): Generator<Re
  * The final response of a stretch that ended in `run_paused`, from that event: its client calls
  * (as the pause asked for them, even when the run has since gone on) after its server tool items.
  */
-function pausedResponse(run: Run, event: RunEvent, serverItems: ServerToolItem[], calls: ToolItem[]) {
-  const response = renderResponse(run, serverItems);
+function pausedResponse(run: Run, surface: ResponseSurface, event: RunEvent, serverItems: ServerToolItem[], calls: ToolItem[]) {
+  const response = renderResponse(run, surface, serverItems);
   const completed_at = Math.floor(Date.parse(event.created_at) / 1000);
   return { ...response, status: "completed" as const, error: null, incomplete_details: null, completed_at, output: [...serverItems, ...calls] };
 }
@@ -56,19 +57,28 @@ function pausedResponse(run: Run, event: RunEvent, serverItems: ServerToolItem[]
 export async function* responsesEventsOf(
   events: AsyncIterable<RunEvent>,
   startingRun: Run,
+  surface: ResponseSurface,
   finalRun: () => Promise<Run>,
 ): AsyncGenerator<StretchEvent> {
   let stretch = 0;
-  for await (const event of translate(events, startingRun, finalRun, () => (stretch += 1))) yield { stretch, event };
+  for await (const event of translate(events, startingRun, surface, finalRun, () => (stretch += 1))) yield { stretch, event };
 }
 
 async function* translate(
   events: AsyncIterable<RunEvent>,
   startingRun: Run,
+  surface: ResponseSurface,
   finalRun: () => Promise<Run>,
   nextStretch: () => void,
 ): AsyncGenerator<ResponsesEvent> {
-  const snapshot = () => ({ ...renderResponse(startingRun), status: "in_progress" as const, output: [], completed_at: null, error: null });
+  const snapshot = () => ({
+    ...renderResponse(startingRun, surface),
+    status: "in_progress" as const,
+    output: [],
+    completed_at: null,
+    error: null,
+    incomplete_details: null,
+  });
   const begin = function* (): Generator<ResponsesEvent> {
     yield { type: "response.created", response: snapshot() };
     yield { type: "response.in_progress", response: snapshot() };
@@ -127,10 +137,10 @@ async function* translate(
           yield* functionCallEvents(call, outputIndex);
           outputIndex += 1;
         }
-        yield { type: "response.completed", response: pausedResponse(run, event, [...tools.items], calls) };
+        yield { type: "response.completed", response: pausedResponse(run, surface, event, [...tools.items], calls) };
         continue;
       }
-      const response = renderResponse(run, [...tools.items]);
+      const response = renderResponse(run, surface, [...tools.items]);
       yield { type: response.status === "completed" ? "response.completed" : response.status === "incomplete" ? "response.incomplete" : "response.failed", response };
     }
   }
@@ -156,6 +166,8 @@ export function responsesSse(events: AsyncGenerator<StretchEvent>, from: { start
         const body = { ...event, sequence_number };
         controller.enqueue(encoder.encode(`event: ${event.type}\ndata: ${JSON.stringify(body)}\n\n`));
         if (FINAL_TYPES.has(event.type)) {
+          // The Open Responses specification ends a stream with a literal `[DONE]`, as OpenAI's streams do.
+          controller.enqueue(encoder.encode("data: [DONE]\n\n"));
           controller.close();
           await events.return(undefined);
         }

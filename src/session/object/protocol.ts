@@ -1,5 +1,6 @@
 import type { Agent, ObjectJsonSchema } from "../../agents";
 import type { ApiErrorType } from "../../core/errors";
+import type { Message } from "../../core/messages";
 import type { StoredMessage } from "../store/session-store";
 import type { InputPart, Run, RunMetrics } from "../run/run-record";
 
@@ -19,6 +20,14 @@ export type StartRunRequest = SessionIdentity & {
   run_id?: string;
   /** The Worker has just drawn the session's id (no `session_id`, no `Idempotency-Key`): D1 holds nothing of it. */
   new_session?: boolean;
+  /**
+   * A new session's conversation so far, as its client brought it (`/v1/responses` without
+   * `previous_response_id`): stored as the run's first messages, before its input. With no
+   * input, the history ends with tool results and the run goes on from them.
+   */
+  history?: Message[];
+  /** What the API surface that started the run answers about it (`/v1/responses`: render.ts); opaque here. */
+  surface?: Record<string, unknown>;
 };
 
 export type ToolResultInput = { tool_call_id: string; output: string; is_error?: boolean };

@@ -1,5 +1,6 @@
 import type { Agent, ObjectJsonSchema } from "../../agents";
 import { newId, nowIso } from "../../core/ids";
+import type { Message } from "../../core/messages";
 import { runEventStream } from "../stream/events";
 import type { RunAnswer, SessionIdentity } from "./protocol";
 import { newRunRecord, type InputPart, type RunBase } from "../run/run-record";
@@ -24,6 +25,10 @@ export type NewRun = SessionIdentity & {
   output_schema?: ObjectJsonSchema | null;
   /** The Worker has just drawn the session's id: nobody knows it before the run's answer. */
   new_session?: boolean;
+  /** A new session's history brought by the client, stored before the input (protocol.ts). */
+  history?: Message[];
+  /** Opaque to the session: what the API surface that started the run answers about it. */
+  surface?: Record<string, unknown>;
 };
 
 /**
@@ -39,6 +44,9 @@ export async function createRun(core: SessionCore, spec: NewRun): Promise<RunAns
   }
   const owner = core.store.getMeta("agent_id");
   if (owner !== null && owner !== spec.agent.id) return fail("not_found", `Session ${spec.session_id} not found`);
+  if (spec.history && spec.history.length > 0 && core.store.headRun()) {
+    return fail("invalid_request", `Session ${spec.session_id} has a history already: a brought conversation starts a new session`);
+  }
   const busy = core.busyFailure();
   if (busy) return busy;
 
@@ -57,6 +65,7 @@ export async function createRun(core: SessionCore, spec: NewRun): Promise<RunAns
     output_schema: spec.output_schema ?? spec.agent.output_schema ?? null,
     base: spec.base,
   });
+  if (spec.surface) run.surface = spec.surface;
   if (spec.continued_from) run.continued_from = spec.continued_from;
   let stream: ReadableStream<Uint8Array> | null = null;
   await core.runs.launch(run.id, async () => {
@@ -67,8 +76,9 @@ export async function createRun(core: SessionCore, spec: NewRun): Promise<RunAns
       }
       core.store.setMeta("active_run_id", run.id);
       core.store.setMeta("updated_at", now);
-      const input = spec.input ? [core.appendMessage(run, "user", spec.input)] : [];
-      return [core.mirrorSessionRow(), ...input, ...core.saveRun(run)];
+      const history = (spec.history ?? []).map((message) => core.appendMessage(run, message.role, message.content));
+      const input = spec.input && spec.input.length > 0 ? [core.appendMessage(run, "user", spec.input)] : [];
+      return [core.mirrorSessionRow(), ...history, ...input, ...core.saveRun(run)];
     });
     // Subscribed before the first await: a cancel during the flush below ends the stream too.
     if (spec.stream) stream = runEventStream(core.hub, run.id);

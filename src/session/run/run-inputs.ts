@@ -2,13 +2,13 @@ import type { RunRecord } from "./run-record";
 import { parseRunRecord } from "./run-record-schema";
 
 /**
- * A run's write-once values (agent snapshot, input, output schema) are stored apart from its
+ * A run's write-once values (agent snapshot, input, output schema, surface) are stored apart from its
  * changing body, in the object's storage and in the D1 mirror alike (`run_inputs` in both), so
  * that a step's save serialises and sends only the small part that changes.
  */
 export function splitRun(run: RunRecord): { changing: string; once: string } {
-  const { agent, input, output_schema, ...changing } = run;
-  return { changing: JSON.stringify(changing), once: JSON.stringify({ agent, input, output_schema }) };
+  const { agent, input, output_schema, surface, ...changing } = run;
+  return { changing: JSON.stringify(changing), once: JSON.stringify({ agent, input, output_schema, surface }) };
 }
 
 /** A stored run as read back: its body and, when it has one, its write-once row. */

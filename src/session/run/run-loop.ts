@@ -5,8 +5,9 @@ import { createProvider } from "../../providers";
 import { promptCacheKey } from "../../providers/cache-key";
 import { costOf } from "../../providers/pricing";
 import { classifyError, isAbortError } from "../../providers/errors";
-import { ProviderError } from "../../providers/types";
-import { executeTool, findTool, hasObjectArguments, toolSpecs } from "../../tools";
+import { ProviderError, type CallSettings } from "../../providers/types";
+import { settingsOf } from "../../agents/model-settings";
+import { executeTool, findTool, hasObjectArguments, strictArgumentsProblem, toolSpecs } from "../../tools";
 import { fitStepOutputs } from "../../tools/outcome";
 import type { EventData, RunEventType } from "../stream/events";
 import { textOf, toolCallsOf } from "../transcript/message-parts";
@@ -116,6 +117,7 @@ async function modelStep(host: LoopHost, run: RunRecord, branch: StoredMessage[]
         media,
         tools: toolSpecs(agent),
         max_output_tokens: agent.max_output_tokens,
+        settings: callSettings(run),
         attempt,
         cache_key: await promptCacheKey(host.tenant(), host.sessionId),
         output_schema: outputSchemaOf(run) ?? undefined,
@@ -171,6 +173,19 @@ async function modelStep(host: LoopHost, run: RunRecord, branch: StoredMessage[]
   }
 }
 
+/** The agent's tuned settings for a call; past `max_tool_calls`, the model may call no more tools. */
+function callSettings(run: RunRecord): CallSettings {
+  const settings = settingsOf(run.agent);
+  const exhausted = settings.max_tool_calls !== null && run.metrics.tool_calls >= settings.max_tool_calls;
+  return {
+    ...(settings.temperature !== null ? { temperature: settings.temperature } : {}),
+    ...(settings.top_p !== null ? { top_p: settings.top_p } : {}),
+    ...(exhausted ? { tool_choice: "none" as const } : settings.tool_choice !== "auto" ? { tool_choice: settings.tool_choice } : {}),
+    ...(settings.parallel_tool_calls ? {} : { parallel_tool_calls: false }),
+    ...(settings.reasoning ? { reasoning: settings.reasoning } : {}),
+  };
+}
+
 /** Costs are kept to 1e-10 USD so that sums of many calls do not gather float noise. */
 const roundUsd = (usd: number) => Math.round(usd * 1e10) / 1e10;
 
@@ -186,9 +201,11 @@ function addUsage(run: RunRecord, usage: Usage): void {
 
 async function toolStep(host: LoopHost, run: RunRecord, calls: ReturnType<typeof toolCallsOf>, signal: AbortSignal) {
   const { agent } = run;
-  const unanswered = calls.filter((c) => !host.store.getToolResult(run.id, c.tool_call_id));
-  // A client call whose arguments could not be read is answered here with a tool error, not paused for.
-  const isForClient = (c: ToolCallBlock) => findTool(agent, c.name)?.type === "client" && hasObjectArguments(c);
+  const unanswered = overBudget(host, run, calls.filter((c) => !host.store.getToolResult(run.id, c.tool_call_id)));
+  // A client call whose arguments could not be read, or miss a strict tool's parameters, is
+  // answered here with a tool error, not paused for.
+  const isForClient = (c: ToolCallBlock) =>
+    findTool(agent, c.name)?.type === "client" && hasObjectArguments(c) && strictArgumentsProblem(agent, c) === null;
   const forClient = unanswered.filter(isForClient);
   const forServer = unanswered.filter((c) => !isForClient(c));
 
@@ -250,6 +267,23 @@ async function toolStep(host: LoopHost, run: RunRecord, calls: ReturnType<typeof
     host.addCheckpoint(current, { after: "tool_result", tool_call_id: lastCall?.tool_call_id ?? null, tool_name: lastCall?.name ?? null });
     return [message, ...host.saveRun(current)];
   });
+}
+
+/**
+ * The calls the run's `max_tool_calls` still allows; each later one is answered at once with a
+ * tool error the model reads, and never runs.
+ */
+function overBudget(host: LoopHost, run: RunRecord, calls: ToolCallBlock[]): ToolCallBlock[] {
+  const limit = settingsOf(run.agent).max_tool_calls;
+  if (limit === null) return calls;
+  const allowed = Math.max(0, limit - run.metrics.tool_calls);
+  for (const call of calls.slice(allowed)) {
+    const output = `Not run: the run reached its max_tool_calls (${limit})`;
+    host.store.recordToolResult({ tool_call_id: call.tool_call_id, run_id: run.id, output, is_error: true });
+    host.emit(run, "tool_call_started", { tool_call_id: call.tool_call_id, name: call.name, arguments: call.arguments });
+    host.emit(run, "tool_call_error", { tool_call_id: call.tool_call_id, name: call.name, error: output });
+  }
+  return calls.slice(0, allowed);
 }
 
 /**

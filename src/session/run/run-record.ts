@@ -98,6 +98,8 @@ export type RunRecord = {
   finished_at: string | null;
   /** Internal: the agent definition this run executes with. */
   agent: Agent;
+  /** Internal, write-once: what the API surface that started the run answers about it (`/v1/responses`); opaque to the session. */
+  surface?: Record<string, unknown>;
   /** Internal: the output schema in force (the run's, else the agent's); absent on older runs: the agent's. */
   output_schema?: ObjectJsonSchema | null;
   /** Internal: the final answer held back for the run's one repair attempt. */
@@ -149,6 +151,7 @@ export function newRunRecord(
 export function renderRun(run: RunRecord) {
   const {
     agent: _agent,
+    surface: _surface,
     output_schema: _schema,
     output_repair: _repair,
     call_attempt: _attempt,

@@ -1,0 +1,164 @@
+import type { Block, Message } from "../../core/messages";
+import type { ContentPart } from "../../media";
+import type { FileType, ImageType } from "../../media/limits";
+import { invalidFields } from "../errors";
+import type { CreateResponseBody } from "./request";
+import { DATA_URL, type FunctionCallOutput, type InputContent, type InputItem } from "./input-items";
+
+/**
+ * A request's `input` read the way the clients of the Responses API use it (docs/responses-api.md,
+ * "Conversations brought by the client"):
+ * - `instructions`: the text of its `system` and `developer` messages, in order;
+ * - `turn`: the user messages it ends with (the turn to run), or null when it ends with
+ *   `function_call_output` items (`outputs`), which answer function calls;
+ * - `earlier`: every other item before them, each with its index in `input`: the conversation so
+ *   far, as the client holds it.
+ */
+export type ReadInput = {
+  instructions: string[];
+  turn: ContentPart[] | null;
+  outputs: { item: FunctionCallOutput; index: number }[];
+  earlier: { item: InputItem; index: number }[];
+};
+
+type Indexed = { item: InputItem; index: number };
+
+const isRole = (entry: Indexed, roles: string[]) => entry.item.type === "message" && roles.includes(entry.item.role);
+
+/** Reads `input` (see ReadInput); a string is one user message. */
+export function readInput(input: CreateResponseBody["input"]): ReadInput {
+  if (typeof input === "string") return { instructions: [], turn: [{ type: "text", text: input }], outputs: [], earlier: [] };
+  const indexed = input.map((item, index) => ({ item, index }));
+  const instructions = indexed.filter((entry) => isRole(entry, ["system", "developer"])).map((entry) => instructionText(entry));
+  const rest = indexed.filter((entry) => !isRole(entry, ["system", "developer"]));
+  let split = rest.length;
+  while (split > 0 && rest[split - 1]?.item.type === "function_call_output") split -= 1;
+  if (split < rest.length) {
+    const outputs = rest.slice(split).map(({ item, index }) => ({ item: item as FunctionCallOutput, index }));
+    return { instructions, turn: null, outputs, earlier: rest.slice(0, split) };
+  }
+  while (split > 0 && isRole(rest[split - 1] as Indexed, ["user"])) split -= 1;
+  const last = rest.slice(split);
+  if (last.length === 0) {
+    const at = rest.at(-1)?.index ?? input.length - 1;
+    throw invalidFields([{ path: `input.${at}`, message: "input must end with a user message or with function_call_output items" }]);
+  }
+  return { instructions, turn: last.flatMap(userParts), outputs: [], earlier: rest.slice(0, split) };
+}
+
+function instructionText({ item, index }: Indexed): string {
+  if (item.type !== "message") return "";
+  if (typeof item.content === "string") return item.content;
+  return item.content
+    .map((part, position) => {
+      if (part.type === "input_text") return part.text;
+      throw invalidFields([{ path: `input.${index}.content.${position}`, message: `${item.role} messages carry text only` }]);
+    })
+    .join("\n");
+}
+
+/** A user message's content as Agentry's content parts. */
+function userParts({ item, index }: Indexed): ContentPart[] {
+  if (item.type !== "message") return [];
+  if (typeof item.content === "string") return [{ type: "text", text: item.content }];
+  return item.content.map((part, position) => partOf(part, `input.${index}.content.${position}`));
+}
+
+function partOf(part: InputContent | { type: "output_text" | "refusal" }, path: string): ContentPart {
+  if (part.type === "input_text") return { type: "text", text: part.text };
+  if (part.type === "input_file") {
+    const [, mediaType, data] = DATA_URL.exec(part.file_data ?? "") as RegExpExecArray;
+    return { type: "file", media_type: mediaType as FileType, data: data as string, name: part.filename ?? "file" };
+  }
+  if (part.type === "input_image") {
+    const url = part.image_url ?? "";
+    const match = DATA_URL.exec(url);
+    if (!match) return { type: "image", url };
+    return { type: "image", media_type: match[1] as ImageType, data: match[2] as string };
+  }
+  throw invalidFields([{ path, message: `${part.type} parts belong to assistant messages` }]);
+}
+
+const textOfOutput = (output: FunctionCallOutput["output"]) =>
+  typeof output === "string" ? output : output.map((part) => (part.type === "input_text" ? part.text : `[${part.type}]`)).join("");
+
+/** A `function_call_output` item's result as a tool result's text. */
+export const outputText = (item: FunctionCallOutput) => textOfOutput(item.output);
+
+/** A function call's `arguments` text as its JSON value; not JSON is a 400 naming the item. */
+export function callArguments(text: string, index: number): unknown {
+  try {
+    return JSON.parse(text === "" ? "{}" : text);
+  } catch {
+    throw invalidFields([{ path: `input.${index}.arguments`, message: "must be a JSON object's text" }]);
+  }
+}
+
+/**
+ * The earlier items of a conversation brought without `previous_response_id` as Agentry's
+ * provider-neutral transcript messages: user and assistant messages, function calls as the
+ * assistant's tool calls, their outputs as tool results, reasoning summaries as reasoning. Every
+ * call must be answered by an output and every output answer a call before it; the conversation
+ * starts with a user message (every provider can take it then); images and files of earlier
+ * turns are not taken (they would be stored once per request). Each violation is a 400 naming
+ * the item.
+ */
+export function historyOf(earlier: Indexed[], outputs: ReadInput["outputs"]): Message[] {
+  const messages: Message[] = [];
+  const push = (role: Message["role"], block: Block) => {
+    const last = messages.at(-1);
+    if (last && last.role === role && role !== "user") last.content.push(block);
+    else messages.push({ role, content: [block] });
+  };
+  const called = new Set<string>();
+  const answered = new Set<string>();
+  const first = earlier[0];
+  if (first && !isRole(first, ["user"])) {
+    throw invalidFields([{ path: `input.${first.index}`, message: "a conversation given without previous_response_id or conversation must start with a user message" }]);
+  }
+  for (const { item, index } of [...earlier, ...outputs]) {
+    const path = `input.${index}`;
+    switch (item.type) {
+      case "message": {
+        if (item.role === "user") {
+          const parts = userParts({ item, index });
+          if (parts.some((part) => part.type !== "text")) {
+            throw invalidFields([{ path: `${path}.content`, message: "images and files are taken in the last user message only (or continue with previous_response_id)" }]);
+          }
+          messages.push({ role: "user", content: parts as Block[] });
+        } else {
+          const text = assistantText(item.content);
+          // Providers refuse empty text blocks: an empty answer adds nothing to the history.
+          if (text.trim() !== "") push("assistant", { type: "text", text });
+        }
+        break;
+      }
+      case "reasoning": {
+        const text = item.summary.map((part) => part.text).join("\n");
+        if (text !== "") push("assistant", { type: "reasoning", text, provider: "openai" });
+        break;
+      }
+      case "function_call":
+        called.add(item.call_id);
+        push("assistant", { type: "tool_call", tool_call_id: item.call_id, name: item.name, arguments: callArguments(item.arguments, index) });
+        break;
+      case "function_call_output":
+        if (!called.has(item.call_id) || answered.has(item.call_id)) {
+          throw invalidFields([{ path: `${path}.call_id`, message: `answers no function_call before it (${item.call_id})` }]);
+        }
+        answered.add(item.call_id);
+        push("tool", { type: "tool_result", tool_call_id: item.call_id, output: outputText(item), is_error: false });
+        break;
+      case "item_reference":
+        throw invalidFields([{ path: `${path}.id`, message: "item references are resolved within a conversation: give previous_response_id or conversation" }]);
+    }
+  }
+  const unanswered = [...earlier, ...outputs].find(({ item }) => item.type === "function_call" && !answered.has(item.call_id));
+  if (unanswered) throw invalidFields([{ path: `input.${unanswered.index}`, message: "this function_call has no function_call_output after it" }]);
+  return messages;
+}
+
+function assistantText(content: Extract<InputItem, { type: "message" }>["content"]): string {
+  if (typeof content === "string") return content;
+  return content.map((part) => (part.type === "refusal" ? part.refusal : "text" in part ? part.text : "")).join("");
+}
