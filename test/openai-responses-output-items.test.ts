@@ -8,7 +8,7 @@ const event = (type: string, data: Record<string, unknown> = {}): RunEvent =>
 
 describe("a stretch's output items before its answer", () => {
   it("keeps a step's text before its tool calls as a message item, drops a voided attempt's text and whitespace", () => {
-    const items = serverToolItems([
+    const { items } = serverToolItems([
       event("run_started"),
       event("model_request_started"),
       event("content_delta", { text: "I will guess" }),

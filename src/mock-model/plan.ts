@@ -38,9 +38,10 @@ const LOREM = (
 /** Decides the answer from the last user message's directives and the tool results after it. */
 export function decide(conversation: Conversation): Plan {
   const { attempt, toolResults } = conversation;
+  // The calls the model makes obey the request's tool choice; its answer reports the results it got.
   const chosen = obeyToolChoice(conversation.raw, conversation.directives.tools, toolResults.length);
   const serial = toolChoiceOf(conversation.raw).serial;
-  const d = { ...conversation.directives, tools: chosen, parallel: conversation.directives.parallel && !serial };
+  const d = { ...conversation.directives, parallel: conversation.directives.parallel && !serial };
   if (d.quota) return { kind: "error", error: { kind: "quota" } };
   if (d.usageLimits) return { kind: "error", error: { kind: "usage_limits" } };
   if (d.contextOverflow) return { kind: "error", error: { kind: "context_overflow" } };
@@ -55,8 +56,8 @@ export function decide(conversation: Conversation): Plan {
   // A refusal streams the first half of the answer before the model stops (Anthropic's classifiers cut mid-answer).
   if (d.refuse) return { kind: "text", ...firstPieces(answer.deltas, Math.floor(answer.deltas.length / 2)), ...delivery, stop: "refusal" };
   const done = toolResults.length;
-  if (done < d.tools.length) {
-    const calls = d.parallel ? d.tools.slice(done) : d.tools.slice(done, done + 1);
+  if (done < chosen.length) {
+    const calls = d.parallel ? chosen.slice(done) : chosen.slice(done, done + 1);
     if (d.truncate === null) return { kind: "tools", calls, ...delivery };
     const json = JSON.stringify(calls[calls.length - 1]?.arguments ?? {});
     return { kind: "tools", calls, ...delivery, stop: "max_tokens", cutArguments: json.slice(0, Math.max(1, Math.floor(json.length / 2))) };
@@ -70,7 +71,7 @@ export function decide(conversation: Conversation): Plan {
 function finalAnswer(conversation: Conversation, d: Directives): { text: string; deltas: string[] } {
   const json = jsonAnswer(conversation);
   if (json !== null) return { text: json, deltas: splitChunks(json) };
-  const text = textAnswer(d, conversation.toolResults);
+  const text = textAnswer({ ...d, tools: d.tools.slice(0, conversation.toolResults.length) }, conversation.toolResults);
   return { text, deltas: splitWords(text) };
 }
 

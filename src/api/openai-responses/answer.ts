@@ -18,8 +18,9 @@ export async function storedEventsOf(c: Context<AppEnv>, run: Pick<Run, "id" | "
 
 /** A run as its Response object, with the agent's own tool calls of its current stretch as output items. */
 export async function responseOf(c: Context<AppEnv>, run: Run, surface: ResponseSurface) {
-  const queued = run.status === "pending";
-  return renderResponse(run, surface, queued ? [] : serverToolItems(await storedEventsOf(c, run)));
+  if (run.status === "pending") return renderResponse(run, surface);
+  const { items, answerId } = serverToolItems(await storedEventsOf(c, run));
+  return renderResponse(run, surface, items, answerId);
 }
 
 /** The run's events (from its first, as Agentry's SSE frames) as the Responses stream, from `from` on (stream.ts). */

@@ -40,12 +40,11 @@ export const inputContent = z.discriminatedUnion("type", [inputText, inputImage,
 export type InputContent = z.infer<typeof inputContent>;
 
 /** The parts of an assistant message brought back: its text and refusals. */
-const outputContent = z.discriminatedUnion("type", [
-  z.looseObject({ type: z.literal("output_text"), text: z.string() }),
-  z.looseObject({ type: z.literal("refusal"), refusal: z.string() }),
-  // Clients write an assistant turn of their own as input_text too.
-  inputText,
-]);
+const outputText = z.looseObject({ type: z.literal("output_text"), text: z.string() });
+const refusal = z.looseObject({ type: z.literal("refusal"), refusal: z.string() });
+
+/** Any message's parts, in one union so that an error names the field inside the part (which role takes which: conversation.ts). */
+const messageContent = z.discriminatedUnion("type", [inputText, inputImage, inputFile, outputText, refusal]);
 
 const messageStatus = z.enum(["in_progress", "completed", "incomplete"]).nullable().optional();
 
@@ -58,7 +57,7 @@ const message = z.looseObject({
   type: z.literal("message"),
   role: z.enum(["user", "system", "developer", "assistant"]),
   id: z.string().nullable().optional(),
-  content: z.union([z.string(), z.array(z.union([inputContent, outputContent]))]),
+  content: z.union([z.string(), z.array(messageContent)]),
   status: messageStatus,
 });
 

@@ -14,19 +14,23 @@ const statusOf: Record<RunStatus, "queued" | "in_progress" | "completed" | "canc
 
 const unixSeconds = (iso: string | null) => (iso === null ? null : Math.floor(Date.parse(iso) / 1000));
 
-/** The run's final text as an assistant message item; a structured output is its JSON text. */
-function answerItem(run: Run, status: "completed" | "incomplete") {
-  return messageItem(`msg_${run.id}`, typeof run.output === "string" ? run.output : JSON.stringify(run.output), status);
+/**
+ * The run's final text as an assistant message item; a structured output is its JSON text. Its
+ * id is the one it streamed as (`msg_<run>_<seq>`), so the stream and the final output name the
+ * same item; `msg_<run>` when its text was not streamed as events (a run that stores none).
+ */
+function answerItem(run: Run, status: "completed" | "incomplete", id: string | null) {
+  return messageItem(id ?? `msg_${run.id}`, typeof run.output === "string" ? run.output : JSON.stringify(run.output), status);
 }
 
 /** The client function calls a paused run waits for, as `function_call` output items. */
 const functionCallItems = (run: Run) => run.required_actions.map(functionCallItem);
 
-function outputOf(run: Run, truncated: boolean) {
+function outputOf(run: Run, truncated: boolean, answerId: string | null) {
   if (run.status === "paused") return functionCallItems(run);
   if (run.output === null || run.output === undefined) return [];
-  if (run.status === "completed") return [answerItem(run, "completed")];
-  return truncated ? [answerItem(run, "incomplete")] : [];
+  if (run.status === "completed") return [answerItem(run, "completed", answerId)];
+  return truncated ? [answerItem(run, "incomplete", answerId)] : [];
 }
 
 /**
@@ -36,7 +40,7 @@ function outputOf(run: Run, truncated: boolean) {
  * `incomplete`; any other run error is `failed` with the run's error message. `toolItems`: the
  * agent's own tool calls of the run's current stretch, before its answer (tool-items.ts).
  */
-export function renderResponse(run: Run, surface: ResponseSurface, toolItems: ServerToolItem[] = []) {
+export function renderResponse(run: Run, surface: ResponseSurface, toolItems: ServerToolItem[] = [], answerId: string | null = null) {
   const truncated = run.status === "error" && run.error?.type === "output_truncated";
   const failed = run.status === "error" && !truncated;
   const m = run.metrics;
@@ -53,7 +57,7 @@ export function renderResponse(run: Run, surface: ResponseSurface, toolItems: Se
     max_tool_calls: surface.max_tool_calls,
     metadata: run.metadata,
     model: run.agent_id,
-    output: [...toolItems, ...outputOf(run, truncated)],
+    output: [...toolItems, ...outputOf(run, truncated, answerId)],
     parallel_tool_calls: surface.parallel_tool_calls,
     previous_response_id: surface.previous_response_id,
     conversation: { id: run.session_id },

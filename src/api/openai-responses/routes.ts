@@ -17,6 +17,7 @@ import { continueWithOutputs } from "./continue-response";
 import { markResponseDeleted, ownedResponse } from "./deleted-responses";
 import { renderInputItems } from "./render";
 import { historyOf, readInput, type ReadInput } from "./conversation";
+import { resolveReferences } from "./references";
 import { createResponseBody, type CreateResponseBody } from "./request";
 import { responseRunSettings, runAgent } from "./run-agent";
 import { storedSurface, surfaceOf, type ResponseSurface } from "./surface";
@@ -205,7 +206,7 @@ export const openAiResponseRoutes = newRouter()
     }
     // Earlier items with a named session repeat what the session holds; without one they are its history.
     const named = Boolean(body.previous_response_id || body.conversation);
-    const history = !named && (read.earlier.length > 0 || read.turn === null) ? historyOf(read.earlier, read.outputs) : undefined;
+    const history = !named && (read.earlier.length > 0 || read.turn === null) ? historyOf(await resolveReferences(c, read.earlier), read.outputs) : undefined;
     const input = read.turn ?? [];
     if (read.turn !== null) {
       const checked = runInput.safeParse(input);

@@ -85,18 +85,22 @@ async function* translate(
   };
   yield* begin();
   let outputIndex = 0;
-  let open: { id: string; text: string } | null = null;
+  // An open message is announced (its item added) at its first non-whitespace text: a message of
+  // whitespace alone (Claude streams "\n\n" ahead of a tool call) is not in the final output, so
+  // it is not in the stream either, and `output_index` names the same items in both.
+  let open: { id: string; text: string; announced: boolean } | null = null;
   const tools = new ServerToolCalls();
   /** Ends the open message: `incomplete` when a retry or an output repair voided its text. */
   const close = function* (status: "completed" | "incomplete" = "completed"): Generator<ResponsesEvent> {
     if (!open) return;
-    const { id, text } = open;
+    const { id, text, announced } = open;
+    open = null;
+    if (!announced) return;
     const part = { type: "output_text", text, annotations: [], logprobs: [] };
     yield { type: "response.output_text.done", item_id: id, output_index: outputIndex, content_index: 0, text, logprobs: [] };
     yield { type: "response.content_part.done", item_id: id, output_index: outputIndex, content_index: 0, part };
     yield { type: "response.output_item.done", output_index: outputIndex, item: { type: "message", id, status, role: "assistant", content: [part] } };
     outputIndex += 1;
-    open = null;
   };
   for await (const event of events) {
     const serverCall = tools.add(event);
@@ -120,13 +124,16 @@ async function* translate(
       outputIndex += 1;
     } else if (event.type === "content_delta") {
       const delta = String(event.data.text ?? "");
-      if (!open) {
-        open = { id: `msg_${event.run_id}_${event.seq}`, text: "" };
+      open ??= { id: `msg_${event.run_id}_${event.seq}`, text: "", announced: false };
+      open.text += delta;
+      if (open.announced) {
+        yield { type: "response.output_text.delta", item_id: open.id, output_index: outputIndex, content_index: 0, delta, logprobs: [] };
+      } else if (open.text.trim() !== "") {
+        open.announced = true;
         yield { type: "response.output_item.added", output_index: outputIndex, item: { type: "message", id: open.id, status: "in_progress", role: "assistant", content: [] } };
         yield { type: "response.content_part.added", item_id: open.id, output_index: outputIndex, content_index: 0, part: { type: "output_text", text: "", annotations: [], logprobs: [] } };
+        yield { type: "response.output_text.delta", item_id: open.id, output_index: outputIndex, content_index: 0, delta: open.text, logprobs: [] };
       }
-      open.text += delta;
-      yield { type: "response.output_text.delta", item_id: open.id, output_index: outputIndex, content_index: 0, delta, logprobs: [] };
     } else if (isTerminal(event.type)) {
       yield* close();
       const run = await finalRun();
@@ -140,7 +147,7 @@ async function* translate(
         yield { type: "response.completed", response: pausedResponse(run, surface, event, [...tools.items], calls) };
         continue;
       }
-      const response = renderResponse(run, surface, [...tools.items]);
+      const response = renderResponse(run, surface, [...tools.items], tools.answerId);
       yield { type: response.status === "completed" ? "response.completed" : response.status === "incomplete" ? "response.incomplete" : "response.failed", response };
     }
   }

@@ -50,6 +50,11 @@ export class ServerToolCalls {
   private text: { id: string; text: string } | null = null;
   readonly items: ServerToolItem[] = [];
 
+  /** The id of the message the latest step's text streamed as: the run's answer, when it is the last step. */
+  get answerId(): string | null {
+    return this.text?.id ?? null;
+  }
+
   /** The call an event ends when it is a server tool's end, after recording its two items; else null. */
   add(event: RunEvent): StartedCall | null {
     if (event.type === "run_continued") {
@@ -84,9 +89,9 @@ export class ServerToolCalls {
   }
 }
 
-/** The server tool items of a run's current stretch, from its events. */
-export function serverToolItems(events: RunEvent[]): ServerToolItem[] {
+/** The server tool items of a run's current stretch, from its events, and the id its answer streamed as. */
+export function serverToolItems(events: RunEvent[]): { items: ServerToolItem[]; answerId: string | null } {
   const calls = new ServerToolCalls();
   for (const event of events) calls.add(event);
-  return calls.items;
+  return { items: calls.items, answerId: calls.answerId };
 }
