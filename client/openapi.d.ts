@@ -548,6 +548,7 @@ export interface components {
                 } & {
                     [key: string]: unknown;
                 };
+                strict?: boolean;
                 url: string;
                 /** @default 10000 */
                 timeout_ms?: number;
@@ -574,6 +575,7 @@ export interface components {
                 } & {
                     [key: string]: unknown;
                 };
+                strict?: boolean;
             } | {
                 /** @enum {string} */
                 type: "builtin";
@@ -621,6 +623,49 @@ export interface components {
              * @default 4096
              */
             max_output_tokens?: number;
+            /**
+             * @description Sampling temperature, 0 to 2; null: the provider's default
+             * @default null
+             */
+            temperature?: number | null;
+            /**
+             * @description Nucleus sampling, 0 to 1; null: the provider's default
+             * @default null
+             */
+            top_p?: number | null;
+            /**
+             * @description `auto` (the model decides), `none` (no tool call), `required` (at least one call) or `{ "name" }` (that tool)
+             * @default auto
+             */
+            tool_choice?: ("auto" | "none" | "required") | {
+                name: string;
+            };
+            /**
+             * @description false: at most one tool call per model step
+             * @default true
+             */
+            parallel_tool_calls?: boolean;
+            /**
+             * @description Reasoning effort and summary (OpenAI reasoning models); null: the provider's default
+             * @default null
+             */
+            reasoning?: {
+                /**
+                 * @default null
+                 * @enum {string|null}
+                 */
+                effort?: "none" | "minimal" | "low" | "medium" | "high" | "xhigh" | null;
+                /**
+                 * @default null
+                 * @enum {string|null}
+                 */
+                summary?: "auto" | "concise" | "detailed" | null;
+            } | null;
+            /**
+             * @description Tool calls a run may make; later calls are answered with an error the model reads; null: no limit
+             * @default null
+             */
+            max_tool_calls?: number | null;
             /**
              * @description A run ends with `run_error` `budget_exceeded` once its cost passes this (USD, checked after each model call; needs a known price); null: no limit
              * @default null
@@ -707,6 +752,7 @@ export interface components {
                 } & {
                     [key: string]: unknown;
                 };
+                strict?: boolean;
                 url: string;
                 /** @default 10000 */
                 timeout_ms?: number;
@@ -733,6 +779,7 @@ export interface components {
                 } & {
                     [key: string]: unknown;
                 };
+                strict?: boolean;
             } | {
                 /** @enum {string} */
                 type: "builtin";
@@ -762,6 +809,31 @@ export interface components {
             max_steps?: number;
             /** @description The output token limit of each model call. Optional; default 4096. */
             max_output_tokens?: number;
+            /** @description Sampling temperature, 0 to 2; null: the provider's default. Optional; default null. */
+            temperature?: number | null;
+            /** @description Nucleus sampling, 0 to 1; null: the provider's default. Optional; default null. */
+            top_p?: number | null;
+            /** @description `auto` (the model decides), `none` (no tool call), `required` (at least one call) or `{ "name" }` (that tool). Optional; default "auto". */
+            tool_choice?: ("auto" | "none" | "required") | {
+                name: string;
+            };
+            /** @description false: at most one tool call per model step. Optional; default true. */
+            parallel_tool_calls?: boolean;
+            /** @description Reasoning effort and summary (OpenAI reasoning models); null: the provider's default. Optional; default null. */
+            reasoning?: {
+                /**
+                 * @default null
+                 * @enum {string|null}
+                 */
+                effort?: "none" | "minimal" | "low" | "medium" | "high" | "xhigh" | null;
+                /**
+                 * @default null
+                 * @enum {string|null}
+                 */
+                summary?: "auto" | "concise" | "detailed" | null;
+            } | null;
+            /** @description Tool calls a run may make; later calls are answered with an error the model reads; null: no limit. Optional; default null. */
+            max_tool_calls?: number | null;
             /** @description A run ends with `run_error` `budget_exceeded` once its cost passes this (USD, checked after each model call; needs a known price); null: no limit. Optional; default null. */
             max_cost_usd?: number | null;
             /** @description USD per million tokens for this agent's model, over the price table. Optional; default null. */
@@ -829,6 +901,7 @@ export interface components {
                 } & {
                     [key: string]: unknown;
                 };
+                strict?: boolean;
                 url: string;
                 /** @default 10000 */
                 timeout_ms?: number;
@@ -855,6 +928,7 @@ export interface components {
                 } & {
                     [key: string]: unknown;
                 };
+                strict?: boolean;
             } | {
                 /** @enum {string} */
                 type: "builtin";
@@ -884,6 +958,31 @@ export interface components {
             max_steps?: number;
             /** @description The output token limit of each model call */
             max_output_tokens?: number;
+            /** @description Sampling temperature, 0 to 2; null: the provider's default */
+            temperature?: number | null;
+            /** @description Nucleus sampling, 0 to 1; null: the provider's default */
+            top_p?: number | null;
+            /** @description `auto` (the model decides), `none` (no tool call), `required` (at least one call) or `{ "name" }` (that tool) */
+            tool_choice?: ("auto" | "none" | "required") | {
+                name: string;
+            };
+            /** @description false: at most one tool call per model step */
+            parallel_tool_calls?: boolean;
+            /** @description Reasoning effort and summary (OpenAI reasoning models); null: the provider's default */
+            reasoning?: {
+                /**
+                 * @default null
+                 * @enum {string|null}
+                 */
+                effort?: "none" | "minimal" | "low" | "medium" | "high" | "xhigh" | null;
+                /**
+                 * @default null
+                 * @enum {string|null}
+                 */
+                summary?: "auto" | "concise" | "detailed" | null;
+            } | null;
+            /** @description Tool calls a run may make; later calls are answered with an error the model reads; null: no limit */
+            max_tool_calls?: number | null;
             /** @description A run ends with `run_error` `budget_exceeded` once its cost passes this (USD, checked after each model call; needs a known price); null: no limit */
             max_cost_usd?: number | null;
             /** @description USD per million tokens for this agent's model, over the price table */
@@ -1397,6 +1496,35 @@ export interface components {
             metadata?: {
                 [key: string]: unknown;
             };
+            /** @description Added after the agent's instructions, for this run only */
+            instructions?: string | null;
+            /** @description The output token limit of each model call of this run */
+            max_output_tokens?: number;
+            /** @description Sampling temperature, 0 to 2; null: the provider's default */
+            temperature?: number | null;
+            /** @description Nucleus sampling, 0 to 1; null: the provider's default */
+            top_p?: number | null;
+            /** @description `auto` (the model decides), `none` (no tool call), `required` (at least one call) or `{ "name" }` (that tool) */
+            tool_choice?: ("auto" | "none" | "required") | {
+                name: string;
+            };
+            /** @description false: at most one tool call per model step */
+            parallel_tool_calls?: boolean;
+            /** @description Reasoning effort and summary (OpenAI reasoning models); null: the provider's default */
+            reasoning?: {
+                /**
+                 * @default null
+                 * @enum {string|null}
+                 */
+                effort?: "none" | "minimal" | "low" | "medium" | "high" | "xhigh" | null;
+                /**
+                 * @default null
+                 * @enum {string|null}
+                 */
+                summary?: "auto" | "concise" | "detailed" | null;
+            } | null;
+            /** @description Tool calls a run may make; later calls are answered with an error the model reads; null: no limit */
+            max_tool_calls?: number | null;
         };
         ContentPart: {
             /** @enum {string} */
@@ -1526,46 +1654,146 @@ export interface components {
         };
         CreateResponse: {
             model: string;
-            input: string | ({
+            input: string | (({
                 /** @enum {string} */
                 type: "message";
                 /** @enum {string} */
-                role: "user";
-                content: string | ({
+                role: "user" | "system" | "developer" | "assistant";
+                id?: string | null;
+                content: string | (({
                     /** @enum {string} */
                     type: "input_text";
                     text: string;
-                } | {
+                } & {
+                    [key: string]: unknown;
+                }) | ({
                     /** @enum {string} */
                     type: "input_image";
-                    image_url: string;
-                    /** @enum {string} */
-                    detail?: "auto";
-                } | {
+                    image_url?: string;
+                    file_id?: null;
+                    /** @enum {string|null} */
+                    detail?: "auto" | "low" | "high" | "original" | null;
+                } & {
+                    [key: string]: unknown;
+                }) | ({
                     /** @enum {string} */
                     type: "input_file";
-                    file_data: string;
-                    filename: string;
-                })[];
-            } | {
+                    file_data?: string;
+                    filename?: string;
+                    file_id?: null;
+                    file_url?: null;
+                } & {
+                    [key: string]: unknown;
+                }) | ({
+                    /** @enum {string} */
+                    type: "output_text";
+                    text: string;
+                } & {
+                    [key: string]: unknown;
+                }) | ({
+                    /** @enum {string} */
+                    type: "refusal";
+                    refusal: string;
+                } & {
+                    [key: string]: unknown;
+                }))[];
+                /** @enum {string|null} */
+                status?: "in_progress" | "completed" | "incomplete" | null;
+            } & {
+                [key: string]: unknown;
+            }) | ({
                 /** @enum {string} */
-                type: "function_call_output";
+                type: "function_call";
                 call_id: string;
-                output: string;
+                name: string;
+                arguments: string;
                 id?: string | null;
                 /** @enum {string|null} */
                 status?: "in_progress" | "completed" | "incomplete" | null;
-            })[];
+            } & {
+                [key: string]: unknown;
+            }) | ({
+                /** @enum {string} */
+                type: "function_call_output";
+                call_id: string;
+                output: string | (({
+                    /** @enum {string} */
+                    type: "input_text";
+                    text: string;
+                } & {
+                    [key: string]: unknown;
+                }) | ({
+                    /** @enum {string} */
+                    type: "input_image";
+                    image_url?: string;
+                    file_id?: null;
+                    /** @enum {string|null} */
+                    detail?: "auto" | "low" | "high" | "original" | null;
+                } & {
+                    [key: string]: unknown;
+                }) | ({
+                    /** @enum {string} */
+                    type: "input_file";
+                    file_data?: string;
+                    filename?: string;
+                    file_id?: null;
+                    file_url?: null;
+                } & {
+                    [key: string]: unknown;
+                }))[];
+                id?: string | null;
+                /** @enum {string|null} */
+                status?: "in_progress" | "completed" | "incomplete" | null;
+            } & {
+                [key: string]: unknown;
+            }) | ({
+                /** @enum {string} */
+                type: "reasoning";
+                id?: string | null;
+                /** @default [] */
+                summary?: ({
+                    type: string;
+                    text: string;
+                } & {
+                    [key: string]: unknown;
+                })[];
+                content?: ({
+                    type: string;
+                    text: string;
+                } & {
+                    [key: string]: unknown;
+                })[] | null;
+                encrypted_content?: string | null;
+                /** @enum {string|null} */
+                status?: "in_progress" | "completed" | "incomplete" | null;
+            } & {
+                [key: string]: unknown;
+            }) | ({
+                /** @enum {string} */
+                type: "item_reference";
+                id: string;
+            } & {
+                [key: string]: unknown;
+            }))[];
             instructions?: string | null;
             previous_response_id?: string | null;
-            conversation?: string | {
+            conversation?: string | ({
                 id: string;
-            } | null;
-            text?: {
-                format?: {
+            } & {
+                [key: string]: unknown;
+            }) | null;
+            text?: ({
+                format?: ({
                     /** @enum {string} */
                     type: "text";
-                } | {
+                } & {
+                    [key: string]: unknown;
+                }) | ({
+                    /** @enum {string} */
+                    type: "json_object";
+                } & {
+                    [key: string]: unknown;
+                }) | ({
                     /** @enum {string} */
                     type: "json_schema";
                     name: string;
@@ -1581,12 +1809,17 @@ export interface components {
                     } & {
                         [key: string]: unknown;
                     };
-                    description?: string;
-                    /** @enum {boolean|null} */
-                    strict?: true | null;
-                };
-            };
-            tools?: {
+                    description?: string | null;
+                    strict?: boolean | null;
+                } & {
+                    [key: string]: unknown;
+                }) | null;
+                /** @enum {string|null} */
+                verbosity?: "low" | "medium" | "high" | null;
+            } & {
+                [key: string]: unknown;
+            }) | null;
+            tools?: ({
                 /** @enum {string} */
                 type: "function";
                 name: string;
@@ -1603,16 +1836,57 @@ export interface components {
                 } & {
                     [key: string]: unknown;
                 }) | null;
-                /** @enum {boolean|null} */
-                strict?: false | null;
-            }[];
+                strict?: boolean | null;
+            } & {
+                [key: string]: unknown;
+            })[] | null;
+            tool_choice?: ("auto" | "none" | "required") | ({
+                /** @enum {string} */
+                type: "function";
+                name: string;
+            } & {
+                [key: string]: unknown;
+            }) | null;
+            parallel_tool_calls?: boolean | null;
+            temperature?: number | null;
+            top_p?: number | null;
+            max_output_tokens?: number | null;
+            max_tool_calls?: number | null;
+            reasoning?: ({
+                /** @enum {string|null} */
+                effort?: "none" | "minimal" | "low" | "medium" | "high" | "xhigh" | null;
+                /** @enum {string|null} */
+                summary?: "auto" | "concise" | "detailed" | null;
+                /** @enum {string|null} */
+                generate_summary?: "auto" | "concise" | "detailed" | null;
+            } & {
+                [key: string]: unknown;
+            }) | null;
+            /** @enum {string|null} */
+            truncation?: "auto" | "disabled" | null;
             metadata?: {
                 [key: string]: string;
             } | null;
-            /** @enum {boolean|null} */
-            store?: true | null;
+            store?: boolean | null;
             stream?: boolean | null;
+            stream_options?: ({
+                include_obfuscation?: boolean | null;
+            } & {
+                [key: string]: unknown;
+            }) | null;
             background?: boolean | null;
+            include?: ("file_search_call.results" | "web_search_call.results" | "web_search_call.action.sources" | "message.input_image.image_url" | "computer_call_output.output.image_url" | "code_interpreter_call.outputs" | "reasoning.encrypted_content" | "message.output_text.logprobs")[] | null;
+            /** @enum {string|null} */
+            service_tier?: "auto" | "default" | "flex" | "scale" | "priority" | "fast" | "ultrafast" | null;
+            /** @enum {number|null} */
+            top_logprobs?: 0 | null;
+            user?: string | null;
+            safety_identifier?: string | null;
+            prompt_cache_key?: string | null;
+            /** @enum {string|null} */
+            prompt_cache_retention?: "in_memory" | "24h" | null;
+            prompt?: null;
+            context_management?: unknown[] | null;
         };
     };
     responses: never;

@@ -51,6 +51,12 @@ describe("POST /v1/agents", () => {
       exponential_backoff: false,
       max_steps: 25,
       max_output_tokens: 4096,
+      temperature: null,
+      top_p: null,
+      tool_choice: "auto",
+      parallel_tool_calls: true,
+      reasoning: null,
+      max_tool_calls: null,
       max_cost_usd: null,
       prices: null,
       compaction: null,
@@ -120,7 +126,7 @@ describe("POST /v1/agents", () => {
     const base = { provider: "mock", model: "mock-1" };
     const webhook = { type: "webhook", name: "hook", url: "https://example.com/hook" };
     const cases: [Record<string, unknown>, string][] = [
-      [{ ...base, temperature: 0.2 }, "temperature"],
+      [{ ...base, temperature: 3 }, "temperature"],
       [{ ...base, id: "has/slash" }, "id"],
       [{ ...base, id: ".dot-first" }, "id"],
       [{ ...base, provider: "gemini" }, "provider"],
@@ -288,7 +294,7 @@ describe("PATCH /v1/agents/{agent_id}", () => {
   it("rejects bad patches with 400 and leaves the agent unchanged", async () => {
     const agent = await createAgent({ tools: [{ type: "client", name: "ask" }] });
     const cases: [unknown, string][] = [
-      [{ temperature: 1 }, "temperature"],
+      [{ temperature: 3 }, "temperature"],
       [{ id: "renamed" }, "id"],
       [{ version: 9 }, "version"],
       [{ model: "" }, "model"],

@@ -73,6 +73,8 @@ describe("/v1/responses settings", () => {
       tool_choice: "none",
       parallel_tool_calls: false,
       tools: [weather],
+      safety_identifier: "end-user-42",
+      prompt_cache_key: "cache-key-1",
     });
     expect(created).toMatchObject({ status: "completed", output_text: "You said: Hello", temperature: 0.3, top_p: 0.9, max_output_tokens: 100, tool_choice: "none" });
     expect(created.tools).toEqual([{ ...weather }]);
@@ -87,6 +89,8 @@ describe("/v1/responses settings", () => {
       parallel_tool_calls: false,
       instructions: "Be brief.",
       tools: [{ type: "function", name: "get_weather", strict: true }],
+      safety_identifier: "end-user-42",
+      prompt_cache_key: "cache-key-1",
     });
   });
 

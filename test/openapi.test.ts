@@ -47,7 +47,22 @@ describe("GET /openapi.json", () => {
     expect(agentPatch?.required ?? []).toEqual([]);
     expect(document.components.schemas.Agent?.properties).toHaveProperty("version");
     const runCreate = schemaOf(document, document.paths["/v1/agents/{agent_id}/runs"]?.post);
-    expect(Object.keys(runCreate?.properties ?? {}).sort()).toEqual(["background", "input", "metadata", "output_schema", "session_id", "stream"]);
+    expect(Object.keys(runCreate?.properties ?? {}).sort()).toEqual([
+      "background",
+      "input",
+      "instructions",
+      "max_output_tokens",
+      "max_tool_calls",
+      "metadata",
+      "output_schema",
+      "parallel_tool_calls",
+      "reasoning",
+      "session_id",
+      "stream",
+      "temperature",
+      "tool_choice",
+      "top_p",
+    ]);
     const runContinue = schemaOf(document, document.paths["/v1/agents/{agent_id}/runs/{run_id}/continue"]?.post);
     expect(runContinue?.properties).toHaveProperty("tool_results");
     expect(document.components.schemas.Run?.properties).toHaveProperty("metrics");

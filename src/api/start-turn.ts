@@ -4,7 +4,7 @@ import { invalidFields } from "./errors";
 import { newId } from "../core/ids";
 import type { Message } from "../core/messages";
 import { parseInput, resolveInput, type ContentPart } from "../media";
-import type { RunAnswer } from "../session";
+import type { RunAnswer, RunCaller } from "../session";
 import { z } from "@hono/zod-openapi";
 import { idempotentPlan } from "./idempotency";
 import type { AppEnv } from "./router";
@@ -29,6 +29,8 @@ export type Turn = {
   settings?: RunSettings;
   /** Changes the agent for this run only (its tools, say); the stored agent is untouched. */
   adapt?: (agent: Agent) => Agent;
+  /** The end user and prompt cache key the provider gets (protocol.ts). */
+  caller?: RunCaller;
   /** A new session's conversation so far (protocol.ts, `StartRunRequest.history`). */
   history?: Message[];
   /** What the surface answers about the run, from the agent as the run uses it; kept with the run. */
@@ -76,6 +78,7 @@ export async function startTurn(c: Context<AppEnv>, idempotencyBody: unknown, tu
         background: turn.background,
         new_session: turn.session_id === undefined && !keyed,
         ...(turn.history ? { history: turn.history } : {}),
+        ...(turn.caller ? { caller: turn.caller } : {}),
         ...(turn.surface ? { surface: turn.surface(agent) } : {}),
       }),
     ),

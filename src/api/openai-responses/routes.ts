@@ -24,6 +24,7 @@ import { storedSurface, surfaceOf, type ResponseSurface } from "./surface";
 import { pausedRunWaitingFor } from "../../db/runs";
 import { runnableAgent } from "../runnable-agent";
 import { priorResult } from "../idempotency";
+import type { RunCaller } from "../../session";
 
 const responseSchema = z
   .object({
@@ -186,6 +187,14 @@ async function pausedResponseOf(c: Context<AppEnv>, body: CreateResponseBody, re
   throw invalidFields([{ path: `input.${first.index}.call_id`, message: `answers no call of a paused response: the response ${waits}` }]);
 }
 
+/** The request's end user (`safety_identifier`, else the older `user`) and prompt cache key, for the provider. */
+function callerOf(body: CreateResponseBody): RunCaller | undefined {
+  const end_user = body.safety_identifier ?? body.user ?? undefined;
+  const prompt_cache_key = body.prompt_cache_key ?? undefined;
+  if (end_user === undefined && prompt_cache_key === undefined) return undefined;
+  return { ...(end_user !== undefined ? { end_user } : {}), ...(prompt_cache_key !== undefined ? { prompt_cache_key } : {}) };
+}
+
 /** The run a first request with the same Idempotency-Key continued (its stored plan), or null. */
 function continuedRunOf(prior: unknown): string | null {
   // A continuation stores only the run id; a new turn also its session (start-turn.ts).
@@ -225,6 +234,7 @@ export const openAiResponseRoutes = newRouter()
       settings: responseRunSettings(body, read),
       adapt: (agent) => runAgent(agent, body),
       history,
+      caller: callerOf(body),
       surface: (agent) => (surface = surfaceOf(agent, { ...body, instructions: responseRunSettings(body, read).instructions ?? null })),
     });
     const { run, stream } = unwrap(answer);

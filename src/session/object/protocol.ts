@@ -2,7 +2,7 @@ import type { Agent, ObjectJsonSchema } from "../../agents";
 import type { ApiErrorType } from "../../core/errors";
 import type { Message } from "../../core/messages";
 import type { StoredMessage } from "../store/session-store";
-import type { InputPart, Run, RunMetrics } from "../run/run-record";
+import type { InputPart, Run, RunCaller, RunMetrics } from "../run/run-record";
 
 /** Every call into a Session object says whose session it is (DESIGN.md, "An object knows who it is"). */
 export type SessionIdentity = { tenant: string; session_id: string };
@@ -26,6 +26,8 @@ export type StartRunRequest = SessionIdentity & {
    * input, the history ends with tool results and the run goes on from them.
    */
   history?: Message[];
+  /** The end user and prompt cache key the provider gets with each call, where it has such fields (RunRecord.caller). */
+  caller?: RunCaller;
   /** What the API surface that started the run answers about it (`/v1/responses`: render.ts); opaque here. */
   surface?: Record<string, unknown>;
 };

@@ -3,7 +3,7 @@ import { newId, nowIso } from "../../core/ids";
 import type { Message } from "../../core/messages";
 import { runEventStream } from "../stream/events";
 import type { RunAnswer, SessionIdentity } from "./protocol";
-import { newRunRecord, type InputPart, type RunBase } from "../run/run-record";
+import { newRunRecord, type InputPart, type RunBase, type RunCaller } from "../run/run-record";
 import { fail, type SessionCore } from "./session-core";
 
 /** Everything a new run is made of: a plain turn, or a branch of an earlier run. */
@@ -27,6 +27,8 @@ export type NewRun = SessionIdentity & {
   new_session?: boolean;
   /** A new session's history brought by the client, stored before the input (protocol.ts). */
   history?: Message[];
+  /** The end user and prompt cache key of the run's calls. */
+  caller?: RunCaller;
   /** Opaque to the session: what the API surface that started the run answers about it. */
   surface?: Record<string, unknown>;
 };
@@ -66,6 +68,7 @@ export async function createRun(core: SessionCore, spec: NewRun): Promise<RunAns
     base: spec.base,
   });
   if (spec.surface) run.surface = spec.surface;
+  if (spec.caller) run.caller = spec.caller;
   if (spec.continued_from) run.continued_from = spec.continued_from;
   let stream: ReadableStream<Uint8Array> | null = null;
   await core.runs.launch(run.id, async () => {

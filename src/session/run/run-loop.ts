@@ -119,7 +119,7 @@ async function modelStep(host: LoopHost, run: RunRecord, branch: StoredMessage[]
         max_output_tokens: agent.max_output_tokens,
         settings: callSettings(run),
         attempt,
-        cache_key: await promptCacheKey(host.tenant(), host.sessionId),
+        cache_key: run.caller?.prompt_cache_key ?? (await promptCacheKey(host.tenant(), host.sessionId)),
         output_schema: outputSchemaOf(run) ?? undefined,
       },
       {
@@ -183,6 +183,7 @@ function callSettings(run: RunRecord): CallSettings {
     ...(exhausted ? { tool_choice: "none" as const } : settings.tool_choice !== "auto" ? { tool_choice: settings.tool_choice } : {}),
     ...(settings.parallel_tool_calls ? {} : { parallel_tool_calls: false }),
     ...(settings.reasoning ? { reasoning: settings.reasoning } : {}),
+    ...(run.caller?.end_user ? { end_user: run.caller.end_user } : {}),
   };
 }
 

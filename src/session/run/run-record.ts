@@ -8,6 +8,9 @@ export type RunStatus = "pending" | "running" | "paused" | "completed" | "cancel
 export const ACTIVE_STATUSES: readonly RunStatus[] = ["pending", "running", "paused"];
 export const isActive = (status: RunStatus) => ACTIVE_STATUSES.includes(status);
 
+/** Who a run is for, as the providers take it: an end user id (abuse monitoring) and a prompt cache key. */
+export type RunCaller = { end_user?: string; prompt_cache_key?: string };
+
 /** A part of a run's input as stored: text, or a reference to media in R2 (never the bytes). */
 export type InputPart = { type: "text"; text: string } | MediaBlock;
 
@@ -98,6 +101,8 @@ export type RunRecord = {
   finished_at: string | null;
   /** Internal: the agent definition this run executes with. */
   agent: Agent;
+  /** Internal: the end user and prompt cache key sent with each model call (the request's). */
+  caller?: RunCaller;
   /** Internal, write-once: what the API surface that started the run answers about it (`/v1/responses`); opaque to the session. */
   surface?: Record<string, unknown>;
   /** Internal: the output schema in force (the run's, else the agent's); absent on older runs: the agent's. */
@@ -152,6 +157,7 @@ export function renderRun(run: RunRecord) {
   const {
     agent: _agent,
     surface: _surface,
+    caller: _caller,
     output_schema: _schema,
     output_repair: _repair,
     call_attempt: _attempt,

@@ -1,0 +1,50 @@
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { api, createAgent } from "./support/http";
+import { requestsOf, upstreamBase } from "./support/upstreams";
+
+type Run = { id: string; status: string; output: unknown };
+
+describe("model settings on agents and runs", () => {
+  it("sends a run's own settings over the agent's, and the next run goes back to the agent's", async () => {
+    const bucket = crypto.randomUUID();
+    const agent = await createAgent({ provider: "anthropic", model: "claude-test", base_url: upstreamBase(env.GATEWAY_URL, bucket, "anthropic"), temperature: 0.5 });
+    expect(agent).toMatchObject({ temperature: 0.5, top_p: null, tool_choice: "auto", parallel_tool_calls: true, reasoning: null, max_tool_calls: null });
+    const tuned = await api(`/v1/agents/${agent.id}/runs`, { body: { input: "Hello", temperature: 0.2, top_p: 0.8, instructions: "Be brief.", max_output_tokens: 64 } });
+    expect(tuned.status).toBe(200);
+    expect(await tuned.json<Run>()).toMatchObject({ status: "completed", output: "You said: Hello" });
+    expect((await api(`/v1/agents/${agent.id}/runs`, { body: { input: "Again" } })).status).toBe(200);
+    const [first, second] = await requestsOf(env.GATEWAY_URL, bucket);
+    expect(first?.body).toMatchObject({ temperature: 0.2, top_p: 0.8, max_tokens: 64, system: [{ type: "text", text: "Be brief." }] });
+    expect(second?.body).toMatchObject({ temperature: 0.5, max_tokens: 4096 });
+    expect(second?.body).not.toHaveProperty("top_p");
+  });
+
+  it("refuses settings the provider refuses, naming the field, and stores nothing", async () => {
+    const agent = await createAgent();
+    const cases: [Record<string, unknown>, string][] = [
+      [{ temperature: 1.5 }, "temperature"],
+      [{ tool_choice: "required" }, "tool_choice"],
+      [{ tool_choice: { name: "nope" } }, "tool_choice.name"],
+      [{ reasoning: { effort: "high" } }, "reasoning"],
+    ];
+    for (const [fields, path] of cases) {
+      const response = await api(`/v1/agents/${agent.id}/runs`, { body: { input: "Hello", ...fields } });
+      expect(response.status, path).toBe(400);
+      const body = await response.json<{ error: { details: { fields: { path: string }[] } } }>();
+      expect(body.error.details.fields.map((field) => field.path), path).toEqual([path]);
+    }
+    const runs = await (await api(`/v1/agents/${agent.id}/runs`)).json<{ data: unknown[] }>();
+    expect(runs.data).toEqual([]);
+    const refused = await api("/v1/agents", { body: { provider: "openai", model: "o3", top_p: 0.5 } });
+    expect(refused.status).toBe(400);
+    expect(await refused.text()).toContain("top_p");
+  });
+
+  it("obeys tool_choice none on the runs route: the model answers without calling", async () => {
+    const agent = await createAgent({ tools: [{ type: "builtin", name: "current_time" }] });
+    const response = await api(`/v1/agents/${agent.id}/runs`, { body: { input: "[[tool current_time {}]] time?", tool_choice: "none" } });
+    const run = await response.json<Run & { metrics: { tool_calls: number } }>();
+    expect(run).toMatchObject({ status: "completed", output: "You said: time?", metrics: { tool_calls: 0 } });
+  });
+});
