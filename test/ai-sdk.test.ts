@@ -118,6 +118,31 @@ describe("the AI SDK over /v1/responses", () => {
     expect(second.text).toBe("You said: second");
   });
 
+  // The AI SDK refers to the answer it got back by id (an item_reference to Agentry's message item) instead of resending it.
+  it("answers a turn after a tool loop, given the previous messages: a new session seeded with that history", async () => {
+    const agent = await createAgent();
+    const sent = sentRequests();
+    const model = agentryAISDK(sent).responses(agent.id);
+    const calls: unknown[] = [];
+    const messages: ModelMessage[] = [{ role: "user", content: '[[tool get_weather {"city":"Oslo"}]] weather?' }];
+    const loop = await generateText({ model, tools: { get_weather: weatherTool(calls) }, stopWhen: stepCountIs(3), messages });
+    messages.push(...loop.response.messages, { role: "user", content: "thanks" });
+    const next = await generateText({ model, tools: { get_weather: weatherTool(calls) }, messages });
+    expect(next.text).toBe("You said: thanks");
+    expect(calls).toEqual([{ city: "Oslo" }]);
+    const last = sent.at(-1)?.body as { input: { type?: string; id?: string }[] };
+    const references = last.input.filter((item) => item.type === "item_reference");
+    expect(references).toHaveLength(1);
+    const run = await (await api(`/v1/agents/${agent.id}/runs/${next.response.id}`)).json<{ session_id: string }>();
+    const transcript = await (await api(`/v1/sessions/${run.session_id}/transcript`)).json<{ data: { role: string; content: { type: string; text?: string }[] }[] }>();
+    expect(transcript.data.map((m) => [m.role, m.content.map((b) => b.text ?? b.type).join("")])).toEqual([
+      ["user", '[[tool get_weather {"city":"Oslo"}]] weather?'],
+      ["assistant", "You said: weather?\nget_weather returned: sunny"],
+      ["user", "thanks"],
+      ["assistant", "You said: thanks"],
+    ]);
+  });
+
   it("answers a second turn with providerOptions.openai.previousResponseId", async () => {
     const agent = await createAgent();
     const sent = sentRequests();

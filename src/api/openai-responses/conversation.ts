@@ -150,7 +150,8 @@ export function historyOf(earlier: Indexed[], outputs: ReadInput["outputs"]): Me
         push("tool", { type: "tool_result", tool_call_id: item.call_id, output: outputText(item), is_error: false });
         break;
       case "item_reference":
-        throw invalidFields([{ path: `${path}.id`, message: "item references are resolved within a conversation: give previous_response_id or conversation" }]);
+        // resolveReferences has replaced every reference it could resolve, and refused the others.
+        throw invalidFields([{ path: `${path}.id`, message: `${item.id} is no output item of a response of yours` }]);
     }
   }
   const unanswered = [...earlier, ...outputs].find(({ item }) => item.type === "function_call" && !answered.has(item.call_id));

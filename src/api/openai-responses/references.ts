@@ -1,48 +1,78 @@
 import type { Context } from "hono";
+import type { RunEvent, RunRecord } from "../../session";
 import type { AppEnv } from "../router";
 import { invalidFields } from "../errors";
-import { currentRun } from "../current-run";
-import { responseOf } from "./answer";
+import { storedEventsOf } from "./answer";
 import { ownedResponse } from "./deleted-responses";
 import type { ReadInput } from "./conversation";
 import type { InputItem } from "./input-items";
-import { storedSurface } from "./surface";
 
-/** The run a message item's id names: `msg_<run id>` or `msg_<run id>_<seq>` (render.ts, stream.ts). */
-const MESSAGE_ID = /^msg_(run_[0-9a-z]+)(?:_\d+)?$/;
+/** The run an output item's id names: `msg_<run id>[_<seq>]`, `fc_<run id>_<call>`, `fco_<run id>_<call>` (tool-items.ts). */
+const ITEM_ID = /^(?:msg|fco?)_(run_[0-9a-z]+)(?:_.+)?$/;
+
+const textOf = (value: unknown) => (typeof value === "string" ? value : JSON.stringify(value ?? null));
 
 /**
- * The earlier items of a brought conversation with each `item_reference` to one of the tenant's
- * response messages replaced by that message (the AI SDK refers to what it got back by id instead
- * of resending it). A reference to anything else is left for historyOf to refuse, naming it.
+ * Every output item a run gave, in every stretch, by id, as the input item it stands for: the text
+ * of each model step (`msg_<run>_<seq>`, but a voided attempt's), each tool call and each server
+ * tool's result, and the final answer (`msg_<run>`).
+ */
+function itemsOfRun(run: RunRecord, events: RunEvent[]): Map<string, InputItem> {
+  const items = new Map<string, InputItem>();
+  let open: { id: string; text: string } | null = null;
+  const close = () => {
+    if (open && open.text.trim() !== "") items.set(open.id, { type: "message", role: "assistant", content: open.text });
+    open = null;
+  };
+  for (const event of events) {
+    const data = event.data as Record<string, unknown>;
+    if (event.type === "content_delta") {
+      open ??= { id: `msg_${run.id}_${event.seq}`, text: "" };
+      open.text += String(data.text ?? "");
+    } else if (event.type === "retry" || event.type === "output_repair") {
+      open = null;
+    } else if (event.type === "model_request_started") {
+      close();
+    } else if (event.type === "tool_call_started") {
+      close();
+      const call_id = String(data.tool_call_id ?? "");
+      items.set(`fc_${run.id}_${call_id}`, { type: "function_call", call_id, name: String(data.name ?? ""), arguments: JSON.stringify(data.arguments ?? {}) });
+    } else if (event.type === "tool_call_completed" || event.type === "tool_call_error") {
+      const call_id = String(data.tool_call_id ?? "");
+      items.set(`fco_${run.id}_${call_id}`, { type: "function_call_output", call_id, output: textOf(event.type === "tool_call_error" ? data.error : data.output) });
+    }
+  }
+  close();
+  if (run.output !== null && run.output !== undefined) items.set(`msg_${run.id}`, { type: "message", role: "assistant", content: textOf(run.output) });
+  return items;
+}
+
+/**
+ * The earlier items of a brought conversation with each `item_reference` to an output item of one
+ * of the caller's responses replaced by that item (the AI SDK refers to what it got back by id
+ * instead of resending it). Any other reference is a 400 naming it.
  */
 export async function resolveReferences(c: Context<AppEnv>, earlier: ReadInput["earlier"]): Promise<ReadInput["earlier"]> {
   const tenant = c.get("tenant");
-  const outputs = new Map<string, Promise<Record<string, unknown>[]>>();
-  const outputOf = (runId: string) => {
-    let found = outputs.get(runId);
+  const runs = new Map<string, Promise<Map<string, InputItem>>>();
+  const itemsOf = (runId: string) => {
+    let found = runs.get(runId);
     if (!found) {
       found = (async () => {
-        const stored = await ownedResponse(c.env.DB, tenant, runId);
-        return (await responseOf(c, await currentRun(c.env, tenant, stored), storedSurface(stored))).output as Record<string, unknown>[];
+        const run = await ownedResponse(c.env.DB, tenant, runId);
+        return itemsOfRun(run, await storedEventsOf(c, run));
       })();
-      outputs.set(runId, found);
+      runs.set(runId, found);
     }
     return found;
   };
   return Promise.all(
     earlier.map(async (entry) => {
       if (entry.item.type !== "item_reference") return entry;
-      const runId = MESSAGE_ID.exec(entry.item.id)?.[1];
-      if (runId === undefined) return entry;
-      const item = (await outputOf(runId).catch(() => [])).find((output) => output.id === entry.item.id);
-      if (!item || item.type !== "message") {
-        throw invalidFields([{ path: `input.${entry.index}.id`, message: `${entry.item.id} is no message of a response of yours` }]);
-      }
-      const content = Array.isArray(item.content) ? (item.content as { text?: unknown }[]) : [];
-      const text = content.map((part) => (typeof part.text === "string" ? part.text : "")).join("");
-      const resolved: InputItem = { type: "message", role: "assistant", content: text };
-      return { item: resolved, index: entry.index };
+      const runId = ITEM_ID.exec(entry.item.id)?.[1];
+      const item = runId === undefined ? undefined : (await itemsOf(runId).catch(() => new Map<string, InputItem>())).get(entry.item.id);
+      if (!item) throw invalidFields([{ path: `input.${entry.index}.id`, message: `${entry.item.id} is no output item of a response of yours` }]);
+      return { item, index: entry.index };
     }),
   );
 }

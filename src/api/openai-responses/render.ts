@@ -24,7 +24,7 @@ function answerItem(run: Run, status: "completed" | "incomplete", id: string | n
 }
 
 /** The client function calls a paused run waits for, as `function_call` output items. */
-const functionCallItems = (run: Run) => run.required_actions.map(functionCallItem);
+const functionCallItems = (run: Run) => run.required_actions.map((action) => functionCallItem(run.id, action));
 
 function outputOf(run: Run, truncated: boolean, answerId: string | null) {
   if (run.status === "paused") return functionCallItems(run);

@@ -139,7 +139,7 @@ async function* translate(
       const run = await finalRun();
       if (event.type === "run_paused") {
         const actions = Array.isArray(event.data.required_actions) ? (event.data.required_actions as Run["required_actions"]) : [];
-        const calls = actions.map(functionCallItem);
+        const calls = actions.map((action) => functionCallItem(event.run_id, action));
         for (const call of calls) {
           yield* functionCallEvents(call, outputIndex);
           outputIndex += 1;

@@ -5,11 +5,15 @@ type StartedCall = { tool_call_id: string; name: string; arguments: unknown };
 
 const textOf = (value: unknown) => (typeof value === "string" ? value : JSON.stringify(value ?? null));
 
-/** A call as OpenAI's `function_call` item (`call_id` = Agentry's `tool_call_id`, `arguments` a JSON string). */
-export function functionCallItem(call: StartedCall) {
+/**
+ * A call as OpenAI's `function_call` item (`call_id` = Agentry's `tool_call_id`, `arguments` a
+ * JSON string). Its id names the run (`fc_<run id>_<tool_call_id>`), so an `item_reference` to it
+ * is found again (references.ts).
+ */
+export function functionCallItem(runId: string, call: StartedCall) {
   return {
     type: "function_call" as const,
-    id: `fc_${call.tool_call_id}`,
+    id: `fc_${runId}_${call.tool_call_id}`,
     call_id: call.tool_call_id,
     name: call.name,
     arguments: JSON.stringify(call.arguments ?? {}),
@@ -20,7 +24,7 @@ export function functionCallItem(call: StartedCall) {
 /** A server tool's result as OpenAI's `function_call_output` item; a failed tool's output is its error text. */
 export function functionCallOutputItem(call: StartedCall, ended: RunEvent) {
   const output = ended.type === "tool_call_error" ? ended.data.error : ended.data.output;
-  return { type: "function_call_output" as const, id: `fco_${call.tool_call_id}`, call_id: call.tool_call_id, output: textOf(output), status: "completed" as const };
+  return { type: "function_call_output" as const, id: `fco_${ended.run_id}_${call.tool_call_id}`, call_id: call.tool_call_id, output: textOf(output), status: "completed" as const };
 }
 
 /** An assistant message item of output text. */
@@ -84,7 +88,7 @@ export class ServerToolCalls {
     const call = this.started.get(id);
     if (!call) return null;
     this.started.delete(id);
-    this.items.push(functionCallItem(call), functionCallOutputItem(call, event));
+    this.items.push(functionCallItem(event.run_id, call), functionCallOutputItem(call, event));
     return call;
   }
 }
