@@ -2,6 +2,7 @@ import OpenAI from "openai";
 import type { FunctionTool, ResponseInputItem } from "openai/resources/responses/responses";
 import { describe, expect, it } from "vitest";
 import { api, createAgent } from "./support/http";
+import { TINY_PNG } from "./support/media";
 import { agentryOpenAI } from "./support/openai-sdk";
 
 type Transcript = { data: { role: string; content: { type: string; text?: string; tool_call_id?: string; output?: string }[] }[] };
@@ -65,6 +66,30 @@ describe("conversations brought by the client on /v1/responses", () => {
       ["user", "second"],
       ["assistant", "You said: second"],
     ]);
+  });
+
+  it("stores the images of earlier turns with the seeded session, and refuses a bad one naming its part", async () => {
+    const agent = await createAgent();
+    const client = agentryOpenAI();
+    const picture = { type: "input_image" as const, image_url: `data:image/png;base64,${TINY_PNG}`, detail: "auto" as const };
+    const earlier: ResponseInputItem[] = [
+      { role: "user", content: [{ type: "input_text", text: "look" }, picture] },
+      { role: "assistant", content: "A tiny picture." },
+    ];
+    const response = await client.responses.create({ model: agent.id, input: [...earlier, { role: "user", content: "and now?" }] });
+    expect(response.output_text).toBe("You said: and now?");
+    const run = await (await api(`/v1/agents/${agent.id}/runs/${response.id}`)).json<{ session_id: string }>();
+    const transcript = await (await api(`/v1/sessions/${run.session_id}/transcript`)).json<{ data: { role: string; content: Record<string, unknown>[] }[] }>();
+    expect(transcript.data[0]?.content).toEqual([
+      { type: "text", text: "look" },
+      { type: "image", media_type: "image/png", media_id: expect.stringMatching(/^med_/), size: 70 },
+    ]);
+    const bad = { ...picture, image_url: "data:image/png;base64,AAAA" };
+    const error = await client.responses
+      .create({ model: agent.id, input: [{ role: "user", content: [{ type: "input_text", text: "x" }, bad] }, earlier[1]!, { role: "user", content: "y" }] })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(OpenAI.BadRequestError);
+    expect((error as InstanceType<typeof OpenAI.BadRequestError>).error).toMatchObject({ param: "input[0].content[1]" });
   });
 
   it("continues the paused response whose calls the resent history answers, without previous_response_id", async () => {

@@ -8,7 +8,8 @@ import { callSession } from "./session-client";
 export type TurnScope = { tenant: string; session_id: string; run_id: string };
 
 /**
- * Starts a turn whose input may carry media (docs/media.md, "Order of writes"). The model
+ * Starts a turn whose input (and brought history, the first `pinned` parts) may carry media
+ * (docs/media.md, "Order of writes"). The model
  * needs the bytes as soon as the session accepts the turn, so they are written to R2 first,
  * after every check has passed; then `start` asks the session. Whatever the session did not
  * take is deleted again: everything on a refusal (404, 409 session_busy …), everything on a
@@ -20,18 +21,21 @@ export async function startWithMedia(
   scope: TurnScope,
   parts: ResolvedPart[],
   start: (input: InputPart[]) => Promise<RunAnswer>,
+  pinned = 0,
 ): Promise<RunAnswer> {
   const staged = await stageInput(env.MEDIA, scope, scope.run_id, parts);
   if (staged.written.length === 0) return start(staged.input);
+  // The first `pinned` parts are a brought history's media: the run's messages keep them, not its input.
+  const keptWith = (run: { input: InputPart[] }) => [...run.input, ...staged.input.slice(0, pinned)];
   let answer: RunAnswer;
   try {
     answer = await start(staged.input);
   } catch (error) {
-    await releaseIfNotRecorded(env, scope, staged.written);
+    await releaseIfNotRecorded(env, scope, staged.written, keptWith);
     throw error;
   }
   try {
-    await releaseUnreferenced(env.MEDIA, scope, staged.written, answer.ok ? answer.run.input : []);
+    await releaseUnreferenced(env.MEDIA, scope, staged.written, answer.ok ? keptWith(answer.run) : []);
   } catch (error) {
     // The answer stands (a 409 stays a 409); the leftovers are under the session's prefix.
     logKept(scope, staged.written.length, error);
@@ -39,11 +43,11 @@ export async function startWithMedia(
   return answer;
 }
 
-async function releaseIfNotRecorded(env: Env, scope: TurnScope, written: string[]): Promise<void> {
+async function releaseIfNotRecorded(env: Env, scope: TurnScope, written: string[], keptWith: (run: { input: InputPart[] }) => InputPart[]): Promise<void> {
   const identity = { tenant: scope.tenant, session_id: scope.session_id };
   try {
     const found = await callSession(env, scope.tenant, scope.session_id, (stub) => stub.getRun(identity, scope.run_id), { idempotent: true });
-    if (found.ok) await releaseUnreferenced(env.MEDIA, scope, written, found.run.input);
+    if (found.ok) await releaseUnreferenced(env.MEDIA, scope, written, keptWith(found.run));
     else await deleteMedia(env.MEDIA, scope, written);
   } catch (error) {
     // Unknown whether the run exists: keeping its media is safe; deleting the session removes them.

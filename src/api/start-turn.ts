@@ -2,7 +2,7 @@ import type { Context } from "hono";
 import { settingsProblems, withRunSettings, type Agent, type ObjectJsonSchema, type RunSettings } from "../agents";
 import { invalidFields } from "./errors";
 import { newId } from "../core/ids";
-import type { Message } from "../core/messages";
+import { checkBroughtHistory, seededHistory, type BroughtMessage } from "./brought-history";
 import { parseInput, resolveInput, type ContentPart } from "../media";
 import type { RunAnswer, RunCaller } from "../session";
 import { z } from "@hono/zod-openapi";
@@ -31,8 +31,8 @@ export type Turn = {
   adapt?: (agent: Agent) => Agent;
   /** The end user and prompt cache key the provider gets (protocol.ts). */
   caller?: RunCaller;
-  /** A new session's conversation so far (protocol.ts, `StartRunRequest.history`). */
-  history?: Message[];
+  /** A new session's conversation so far, as the client brought it (brought-history.ts). */
+  history?: BroughtMessage[];
   /** What the surface answers about the run, from the agent as the run uses it; kept with the run. */
   surface?: (agent: Agent) => Record<string, unknown>;
 };
@@ -62,10 +62,15 @@ export async function startTurn(c: Context<AppEnv>, idempotencyBody: unknown, tu
   const agent = turnAgent(await agentLookup, turn);
   assertRunRecordFits({ agent, input: parsed, output_schema: turn.output_schema, metadata: turn.metadata });
   const parts = await resolveInput(parsed, c.env.ENVIRONMENT);
-  const { plan } = await idempotentPlan(c, idempotencyBody, { session_id: turn.session_id ?? newId("ses"), run_id: newId("run") }, turnPlan);
+  const historyMedia = turn.history ? await checkBroughtHistory(turn.history, c.env.ENVIRONMENT) : [];
+  const { plan, replay } = await idempotentPlan(c, idempotencyBody, { session_id: turn.session_id ?? newId("ses"), run_id: newId("run") }, turnPlan);
+  // A retried request is answered its first run: its history was stored then, so its media are not stored again.
+  const seeded = replay ? [] : historyMedia;
   // Media are written to R2 only now, every check passed, and deleted again if the session refuses the turn.
-  return startWithMedia(c.env, { tenant, ...plan }, parts, (input) =>
-    callSession(c.env, tenant, plan.session_id, (stub) =>
+  return startWithMedia(c.env, { tenant, ...plan }, [...seeded, ...parts], (staged) => {
+    const input = staged.slice(seeded.length);
+    const history = turn.history ? seededHistory(turn.history, staged.slice(0, seeded.length)) : undefined;
+    return callSession(c.env, tenant, plan.session_id, (stub) =>
       stub.startRun({
         tenant,
         session_id: plan.session_id,
@@ -77,12 +82,12 @@ export async function startTurn(c: Context<AppEnv>, idempotencyBody: unknown, tu
         stream: turn.stream,
         background: turn.background,
         new_session: turn.session_id === undefined && !keyed,
-        ...(turn.history ? { history: turn.history } : {}),
+        ...(history ? { history } : {}),
         ...(turn.caller ? { caller: turn.caller } : {}),
         ...(turn.surface ? { surface: turn.surface(agent) } : {}),
       }),
-    ),
-  );
+    );
+  }, seeded.length);
 }
 
 /**

@@ -1,4 +1,5 @@
 import type { Block, Message } from "../../core/messages";
+import type { BroughtMessage } from "../brought-history";
 import type { ContentPart } from "../../media";
 import type { FileType, ImageType } from "../../media/limits";
 import { invalidFields } from "../errors";
@@ -68,7 +69,9 @@ function partOf(part: InputContent | { type: "output_text" | "refusal" }, path: 
   if (part.type === "input_text") return { type: "text", text: part.text };
   if (part.type === "input_file") {
     const [, mediaType, data] = DATA_URL.exec(part.file_data ?? "") as RegExpExecArray;
-    return { type: "file", media_type: mediaType as FileType, data: data as string, name: part.filename ?? "file" };
+    // Agentry's file names have no control characters or slashes (part-schemas.ts).
+    const name = (part.filename ?? "file").replace(/[\p{Cc}/\\]/gu, "_");
+    return { type: "file", media_type: mediaType as FileType, data: data as string, name };
   }
   if (part.type === "input_image") {
     const url = part.image_url ?? "";
@@ -99,15 +102,15 @@ export function callArguments(text: string, index: number): unknown {
  * provider-neutral transcript messages: user and assistant messages, function calls as the
  * assistant's tool calls, their outputs as tool results, reasoning summaries as reasoning. Every
  * call must be answered by an output and every output answer a call before it; the conversation
- * starts with a user message (every provider can take it then); images and files of earlier
- * turns are not taken (they would be stored once per request). Each violation is a 400 naming
- * the item.
+ * starts with a user message (every provider can take it then). A user message keeps its parts as
+ * given: its images and files are checked and stored with the turn's (brought-history.ts). Each
+ * violation is a 400 naming the item.
  */
-export function historyOf(earlier: Indexed[], outputs: ReadInput["outputs"]): Message[] {
-  const messages: Message[] = [];
+export function historyOf(earlier: Indexed[], outputs: ReadInput["outputs"]): BroughtMessage[] {
+  const messages: BroughtMessage[] = [];
   const push = (role: Message["role"], block: Block) => {
     const last = messages.at(-1);
-    if (last && last.role === role && role !== "user") last.content.push(block);
+    if (last && "content" in last && last.role === role && role !== "user") last.content.push(block);
     else messages.push({ role, content: [block] });
   };
   const called = new Set<string>();
@@ -122,10 +125,8 @@ export function historyOf(earlier: Indexed[], outputs: ReadInput["outputs"]): Me
       case "message": {
         if (item.role === "user") {
           const parts = userParts({ item, index });
-          if (parts.some((part) => part.type !== "text")) {
-            throw invalidFields([{ path: `${path}.content`, message: "images and files are taken in the last user message only (or continue with previous_response_id)" }]);
-          }
-          messages.push({ role: "user", content: parts as Block[] });
+          const paths = parts.map((_, position) => (typeof item.content === "string" ? `${path}.content` : `${path}.content.${position}`));
+          messages.push({ role: "user", parts, paths });
         } else {
           const text = assistantText(item.content);
           // Providers refuse empty text blocks: an empty answer adds nothing to the history.
