@@ -94,6 +94,8 @@ const refusals: [string, unknown, string][] = [
     { ...base, messages: [ask("hi"), { role: "assistant", content: [{ type: "thinking", thinking: "t", signature: "forged" }, { type: "text", text: "ok" }] }, ask("more")] },
     "messages.1.content.0: Invalid `signature` in `thinking` block",
   ],
+  ["a temperature over 1", { ...base, temperature: 1.5, messages: [ask("hi")] }, "temperature: Input should be less than or equal to 1"],
+  ["a negative top_p", { ...base, top_p: -0.1, messages: [ask("hi")] }, "top_p: Input should be greater than or equal to 0"],
   [
     "a thinking budget under 1024",
     { ...base, thinking: { type: "enabled", budget_tokens: 100 }, messages: [ask("hi")] },
@@ -119,6 +121,23 @@ describe("offline model: the Anthropic Messages API's request rules", () => {
     expect((await post({ ...base, messages: [ask("one"), ask("two")] })).status).toBe(200);
     const loop = await post({ ...base, tools, messages: [ask("hi"), call(), result(), { role: "assistant", content: "done" }, ask("more")] });
     expect(loop.status).toBe(200);
+  });
+
+  it("obeys tool_choice as a model does: none never calls, any and a named tool always do, one call at a time when parallel use is off", async () => {
+    const { anthropic } = anthropicClient();
+    const calling = { ...base, tools: [...tools, { name: "other", input_schema: { type: "object" as const } }] };
+    const none = await anthropic.messages.create({ ...calling, tool_choice: { type: "none" }, messages: [ask("[[tool lookup {}]] hi")] });
+    expect(none.content.map((b) => b.type)).toEqual(["text"]);
+    const any = await anthropic.messages.create({ ...calling, tool_choice: { type: "any" }, messages: [ask("hi")] });
+    expect(any.content.flatMap((b) => (b.type === "tool_use" ? [b.name] : []))).toEqual(["lookup"]);
+    const named = await anthropic.messages.create({ ...calling, tool_choice: { type: "tool", name: "other" }, messages: [ask("hi")] });
+    expect(named.content.flatMap((b) => (b.type === "tool_use" ? [b.name] : []))).toEqual(["other"]);
+    const serial = await anthropic.messages.create({
+      ...calling,
+      tool_choice: { type: "auto", disable_parallel_tool_use: true },
+      messages: [ask("[[parallel]] [[tool lookup {}]] [[tool other {}]] hi")],
+    });
+    expect(serial.content.flatMap((b) => (b.type === "tool_use" ? [b.name] : []))).toEqual(["lookup"]);
   });
 
   it("answers with a signed thinking block first when the request enables thinking", async () => {

@@ -95,6 +95,21 @@ describe("offline model: Chat Completions refuses what OpenAI refuses", () => {
     });
   });
 
+  it("sampling other than the default on a reasoning model, and reasoning_effort on another", async () => {
+    expect(await refusal({ model: "o3", messages: [user("hi")], temperature: 0.5 })).toEqual({
+      message: "Unsupported value: 'temperature' does not support 0.5 with this model. Only the default (1) value is supported.",
+      param: "temperature",
+      code: "unsupported_value",
+    });
+    expect(await refusal({ model: "gpt-4.1", messages: [user("hi")], reasoning_effort: "low" })).toEqual({
+      message: "Unrecognized request argument supplied: reasoning_effort",
+      param: "reasoning_effort",
+      code: "unsupported_parameter",
+    });
+    const fine = await openaiClient().openai.chat.completions.create({ model: "o3", messages: [user("hi")], temperature: 1, reasoning_effort: "low" });
+    expect(fine.choices[0]?.message.content).toBe("You said: hi");
+  });
+
   it("max_completion_tokens below 1, and max_tokens on a reasoning model", async () => {
     expect(await refusal({ messages: [user("hi")], max_completion_tokens: 0 })).toEqual({
       message: "Invalid 'max_completion_tokens': integer below minimum value. Expected a value >= 1, but got 0 instead.",

@@ -106,6 +106,14 @@ describe("offline model: OpenAI Responses", () => {
     expect(final.output_text).toBe("a returned: A\nb returned: B");
   });
 
+  it("refuses sampling on a reasoning model and reasoning on another as unsupported parameters", async () => {
+    const sampling = await rejection(client().openai.responses.create({ model: "o3", input: ask("hi"), temperature: 0.5 }));
+    expect(sampling).toMatchObject({ status: 400, param: "temperature", code: "unsupported_parameter" });
+    const reasoning = await rejection(client().openai.responses.create({ model: "gpt-4.1", input: ask("hi"), reasoning: { effort: "low" } }));
+    expect(reasoning).toMatchObject({ status: 400, param: "reasoning.effort", code: "unsupported_parameter" });
+    expect((await client().openai.responses.create({ model: "o3", input: ask("hi"), reasoning: { effort: "low" } })).output_text).toBe("You said: hi");
+  });
+
   it("fails attempts 1..N with the real error body, then answers", async () => {
     const input = ask("hi [[fail 429 x1 retry-after=1]]");
     const error = await rejection(client(1).openai.responses.create({ model, input }));

@@ -1,3 +1,4 @@
+import { isReasoningModel } from "../providers/openai-reasoning";
 import { InvalidRequest } from "./conversation";
 import { asArray, asString, isObject, type JsonObject } from "./values";
 
@@ -28,6 +29,7 @@ const tooLong = (param: string, max: number, length: number) =>
 /** Throws `InvalidRequest` for the first rule the body breaks, as OpenAI answers it. */
 export function checkChatRules(body: JsonObject, model: string, messages: unknown[]): void {
   checkTokenLimits(body, model);
+  checkSampling(body, model);
   checkOptions(body);
   if (messages.length === 0) {
     throw new InvalidRequest(
@@ -45,6 +47,26 @@ export function checkChatRules(body: JsonObject, model: string, messages: unknow
   if (format.type === "json_schema") {
     const schema = isObject(format.json_schema) ? format.json_schema : {};
     checkName(asString(schema.name), "response_format.json_schema.name");
+  }
+}
+
+/**
+ * Reasoning models take only the default sampling (1); `reasoning_effort` is for reasoning
+ * models alone.
+ */
+function checkSampling(body: JsonObject, model: string): void {
+  const reasoning = isReasoningModel(model);
+  for (const param of ["temperature", "top_p"]) {
+    const value = body[param];
+    if (!reasoning || value === undefined || value === null || value === 1) continue;
+    throw new InvalidRequest(
+      `Unsupported value: '${param}' does not support ${String(value)} with this model. Only the default (1) value is supported.`,
+      param,
+      "unsupported_value",
+    );
+  }
+  if (!reasoning && body.reasoning_effort !== undefined && body.reasoning_effort !== null) {
+    throw new InvalidRequest("Unrecognized request argument supplied: reasoning_effort", "reasoning_effort", "unsupported_parameter");
   }
 }
 
