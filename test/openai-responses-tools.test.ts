@@ -1,5 +1,5 @@
 import OpenAI from "openai";
-import type { FunctionTool } from "openai/resources/responses/responses";
+import type { FunctionTool, ResponseStreamEvent } from "openai/resources/responses/responses";
 import { describe, expect, it } from "vitest";
 import { api, createAgent } from "./support/http";
 import { agentryOpenAI } from "./support/openai-sdk";
@@ -23,6 +23,12 @@ describe("client function tools over /v1/responses", () => {
     expect(call).toMatchObject({ type: "function_call", name: "get_weather", status: "completed" });
     if (call?.type !== "function_call") throw new Error("expected a function_call item");
     expect(JSON.parse(call.arguments)).toEqual({ city: "Paris" });
+    // The paused response answered when the run paused: blocking, retrieved and streamed alike.
+    expect(asked.completed_at).toEqual(expect.any(Number));
+    expect(await client.responses.retrieve(asked.id)).toEqual(asked);
+    const streamed: ResponseStreamEvent[] = [];
+    for await (const event of await client.responses.retrieve(asked.id, { stream: true })) streamed.push(event);
+    expect(streamed.at(-1)).toMatchObject({ type: "response.completed", response: { completed_at: asked.completed_at } });
 
     const answered = await client.responses.create({
       model: agent.id,

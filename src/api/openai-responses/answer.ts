@@ -19,8 +19,8 @@ export async function storedEventsOf(c: Context<AppEnv>, run: Pick<Run, "id" | "
 /** A run as its Response object, with the agent's own tool calls of its current stretch as output items. */
 export async function responseOf(c: Context<AppEnv>, run: Run, surface: ResponseSurface) {
   if (run.status === "pending") return renderResponse(run, surface);
-  const { items, answerId } = serverToolItems(await storedEventsOf(c, run));
-  return renderResponse(run, surface, items, answerId);
+  const { items, answerId, pausedAt } = serverToolItems(await storedEventsOf(c, run));
+  return renderResponse(run, surface, items, answerId, pausedAt);
 }
 
 /** The run's events (from its first, as Agentry's SSE frames) as the Responses stream, from `from` on (stream.ts). */

@@ -40,7 +40,13 @@ function outputOf(run: Run, truncated: boolean, answerId: string | null) {
  * `incomplete`; any other run error is `failed` with the run's error message. `toolItems`: the
  * agent's own tool calls of the run's current stretch, before its answer (tool-items.ts).
  */
-export function renderResponse(run: Run, surface: ResponseSurface, toolItems: ServerToolItem[] = [], answerId: string | null = null) {
+export function renderResponse(
+  run: Run,
+  surface: ResponseSurface,
+  toolItems: ServerToolItem[] = [],
+  answerId: string | null = null,
+  pausedAt: string | null = null,
+) {
   const truncated = run.status === "error" && run.error?.type === "output_truncated";
   const failed = run.status === "error" && !truncated;
   const m = run.metrics;
@@ -48,7 +54,8 @@ export function renderResponse(run: Run, surface: ResponseSurface, toolItems: Se
     id: run.id,
     object: "response" as const,
     created_at: unixSeconds(run.created_at) as number,
-    completed_at: run.status === "completed" || run.status === "paused" ? unixSeconds(run.finished_at) : null,
+    // A paused response has answered (with its calls) when the run paused: the time of its `run_paused`.
+    completed_at: run.status === "completed" ? unixSeconds(run.finished_at) : run.status === "paused" ? unixSeconds(pausedAt) : null,
     status: truncated ? ("incomplete" as const) : statusOf[run.status],
     error: failed ? { code: run.error?.type === "rate_limited" ? "rate_limit_exceeded" : "server_error", message: run.error?.message ?? "The run failed" } : null,
     incomplete_details: truncated ? { reason: "max_output_tokens" as const } : null,

@@ -54,6 +54,9 @@ export class ServerToolCalls {
   private text: { id: string; text: string } | null = null;
   readonly items: ServerToolItem[] = [];
 
+  /** When the current stretch paused on client calls (its `run_paused`), or null. */
+  pausedAt: string | null = null;
+
   /** The id of the message the latest step's text streamed as: the run's answer, when it is the last step. */
   get answerId(): string | null {
     return this.text?.id ?? null;
@@ -65,6 +68,11 @@ export class ServerToolCalls {
       this.started.clear();
       this.items.length = 0;
       this.text = null;
+      this.pausedAt = null;
+      return null;
+    }
+    if (event.type === "run_paused") {
+      this.pausedAt = event.created_at;
       return null;
     }
     if (event.type === "content_delta") {
@@ -94,8 +102,8 @@ export class ServerToolCalls {
 }
 
 /** The server tool items of a run's current stretch, from its events, and the id its answer streamed as. */
-export function serverToolItems(events: RunEvent[]): { items: ServerToolItem[]; answerId: string | null } {
+export function serverToolItems(events: RunEvent[]): { items: ServerToolItem[]; answerId: string | null; pausedAt: string | null } {
   const calls = new ServerToolCalls();
   for (const event of events) calls.add(event);
-  return { items: calls.items, answerId: calls.answerId };
+  return { items: calls.items, answerId: calls.answerId, pausedAt: calls.pausedAt };
 }
