@@ -1,9 +1,12 @@
+import { env } from "cloudflare:workers";
 import OpenAI from "openai";
+import { CONVERSATION_START } from "../src/providers/anthropic-messages";
 import type { FunctionTool, ResponseInputItem } from "openai/resources/responses/responses";
 import { describe, expect, it } from "vitest";
 import { api, createAgent } from "./support/http";
 import { TINY_PNG } from "./support/media";
 import { agentryOpenAI } from "./support/openai-sdk";
+import { requestsOf, upstreamBase } from "./support/upstreams";
 
 type Transcript = { data: { role: string; content: { type: string; text?: string; tool_call_id?: string; output?: string }[] }[] };
 
@@ -68,6 +71,24 @@ describe("conversations brought by the client on /v1/responses", () => {
     ]);
   });
 
+  it("takes a conversation that opens with the assistant: Anthropic gets a user message before it", async () => {
+    const bucket = crypto.randomUUID();
+    const agent = await createAgent({ provider: "anthropic", model: "claude-test", base_url: upstreamBase(env.GATEWAY_URL, bucket, "anthropic") });
+    const response = await agentryOpenAI().responses.create({
+      model: agent.id,
+      input: [
+        { role: "assistant", content: "Hello! How can I help?" },
+        { role: "user", content: "hi" },
+      ],
+    });
+    expect(response.output_text).toBe("You said: hi");
+    const [sent] = await requestsOf(env.GATEWAY_URL, bucket);
+    expect((sent?.body as { messages: unknown[] }).messages.slice(0, 2)).toEqual([
+      { role: "user", content: [{ type: "text", text: CONVERSATION_START }] },
+      { role: "assistant", content: [{ type: "text", text: "Hello! How can I help?" }] },
+    ]);
+  });
+
   it("stores the images of earlier turns with the seeded session, and refuses a bad one naming its part", async () => {
     const agent = await createAgent();
     const client = agentryOpenAI();
@@ -113,7 +134,6 @@ describe("conversations brought by the client on /v1/responses", () => {
     const agent = await createAgent();
     const client = agentryOpenAI();
     const cases: [ResponseInputItem[], string, string][] = [
-      [[{ role: "assistant", content: "Hi" }, { role: "user", content: "x" }], "input[0]", "must start with a user message"],
       [[{ role: "user", content: "a" }, { type: "function_call", call_id: "c1", name: "f", arguments: "{}" }, { role: "user", content: "b" }], "input[1]", "no function_call_output"],
       [[{ role: "user", content: "a" }, { type: "function_call", call_id: "c1", name: "f", arguments: "{bad" }, { type: "function_call_output", call_id: "c1", output: "x" }, { role: "user", content: "b" }], "input[1].arguments", "JSON"],
       [[{ role: "user", content: "a" }, { type: "item_reference", id: "msg_run_nosuchrun" }, { role: "user", content: "b" }], "input[1].id", "no output item"],

@@ -65,9 +65,15 @@ export function toAnthropicMessages(
       out.push({ role, content: blocks });
     }
   }
+  // A conversation a client brought may open with the assistant (a chat UI's greeting); the
+  // Messages API wants a user message first (Bedrock and Vertex refuse anything else).
+  if (out[0]?.role === "assistant") out.unshift({ role: "user", content: [{ type: "text", text: CONVERSATION_START }] });
   if (options.cache) markLastMessage(out);
   return out;
 }
+
+/** The user message put before a history that opens with the assistant. */
+export const CONVERSATION_START = "(The conversation starts with the assistant's message.)";
 
 /**
  * Puts a cache breakpoint on the last block of the last message that can carry one (thinking

@@ -102,7 +102,7 @@ export function callArguments(text: string, index: number): unknown {
  * provider-neutral transcript messages: user and assistant messages, function calls as the
  * assistant's tool calls, their outputs as tool results, reasoning summaries as reasoning. Every
  * call must be answered by an output and every output answer a call before it; the conversation
- * starts with a user message (every provider can take it then). A user message keeps its parts as
+ * may open with the assistant (the Anthropic adapter puts a short user message before it). A user message keeps its parts as
  * given: its images and files are checked and stored with the turn's (brought-history.ts). Each
  * violation is a 400 naming the item.
  */
@@ -115,10 +115,6 @@ export function historyOf(earlier: Indexed[], outputs: ReadInput["outputs"]): Br
   };
   const called = new Set<string>();
   const answered = new Set<string>();
-  const first = earlier[0];
-  if (first && !isRole(first, ["user"])) {
-    throw invalidFields([{ path: `input.${first.index}`, message: "a conversation given without previous_response_id or conversation must start with a user message" }]);
-  }
   for (const { item, index } of [...earlier, ...outputs]) {
     const path = `input.${index}`;
     switch (item.type) {
