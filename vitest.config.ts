@@ -21,8 +21,11 @@ export default defineConfig({
           ANTHROPIC_API_KEY: "sk-ant-test-secret-0123456789",
           OPENAI_API_KEY: "sk-openai-test-secret-0123456789",
           OPENAI_CHAT_API_KEY: "operator-chat-test-secret-0123456789",
-          // The operator's endpoints besides the providers' defaults: the loopback offline model and a recording gateway.
-          ALLOWED_BASE_URLS: `${inject<string>("mockModelUrl")}, ${inject<string>("gatewayUrl")}/some/path`,
+          // The operator's endpoints besides the providers' defaults: the loopback offline model, and
+          // three routes of a recording gateway (its other paths, e.g. `/bx/…`, are not the operator's).
+          ALLOWED_BASE_URLS: ["", "/b", "/echo", "/redirect"]
+            .map((path) => (path === "" ? inject<string>("mockModelUrl") : `${inject<string>("gatewayUrl")}${path}`))
+            .join(", "),
           PROVIDER_HEADERS: JSON.stringify({ "cf-aig-authorization": "Bearer operator-gateway-test-token-42" }),
           TEST_MIGRATIONS: await readD1Migrations("./migrations"),
           MOCK_MODEL_URL: inject<string>("mockModelUrl"),

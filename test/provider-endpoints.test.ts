@@ -15,9 +15,11 @@ describe("isOperatorEndpoint", () => {
     "https://api.openai.com/v1",
     "https://API.OpenAI.com:443/v1/anything",
     "https://api.openai.com",
-    "https://gateway.ai.cloudflare.com/v1/acc/other-gateway/openai",
-    "https://proxy.example.com:8443/",
-  ])("allows %s (same scheme, host and port as an operator endpoint)", (url) => {
+    "https://gateway.ai.cloudflare.com/v1/acc/gw/openai",
+    "https://gateway.ai.cloudflare.com/v1/acc/gw/openai/responses",
+    "https://proxy.example.com:8443/x",
+    "https://proxy.example.com:8443/x/y",
+  ])("allows %s (an operator endpoint: the provider's host, or under an operator prefix)", (url) => {
     expect(isOperatorEndpoint("openai", url, vars)).toBe(true);
   });
 
@@ -28,6 +30,15 @@ describe("isOperatorEndpoint", () => {
     "https://api.openai.com@evil.example/v1",
     "https://evil.example/https://api.openai.com/v1",
     "https://proxy.example.com/x",
+    "https://proxy.example.com:8443/",
+    "https://proxy.example.com:8443/xy",
+    "https://proxy.example.com:8443/y/x",
+    // Another account's gateway on the same host: the tenant boundary is in the path.
+    "https://gateway.ai.cloudflare.com/v1/acc/other-gateway/openai",
+    "https://gateway.ai.cloudflare.com/v1/other-account/gw/openai",
+    "https://gateway.ai.cloudflare.com/v1/acc/gw/../../other-account/gw/openai",
+    "https://gateway.ai.cloudflare.com/v1/acc/gw/%2e%2e/%2E%2E/other-account/gw/openai",
+    "https://gateway.ai.cloudflare.com/v1/acc/gw2/openai",
     "https://api.anthropic.com",
     "not a url",
     "mock:",
@@ -38,11 +49,14 @@ describe("isOperatorEndpoint", () => {
   it("takes each provider's own default and variable", () => {
     expect(isOperatorEndpoint("anthropic", "https://api.anthropic.com/v1", {})).toBe(true);
     expect(isOperatorEndpoint("anthropic", "https://gateway.ai.cloudflare.com/v1/acc/gw/anthropic", vars)).toBe(false);
-    expect(isOperatorEndpoint("anthropic", "https://gw.example", { ANTHROPIC_BASE_URL: "https://gw.example/anthropic" })).toBe(true);
+    expect(isOperatorEndpoint("anthropic", "https://gw.example/anthropic", { ANTHROPIC_BASE_URL: "https://gw.example/anthropic" })).toBe(true);
+    expect(isOperatorEndpoint("anthropic", "https://gw.example", { ANTHROPIC_BASE_URL: "https://gw.example/anthropic" })).toBe(false);
+    // An entry that is a bare origin still allows every path under it.
+    expect(isOperatorEndpoint("anthropic", "https://gw.example/any/path", { ALLOWED_BASE_URLS: "https://gw.example" })).toBe(true);
   });
 
-  it("follows changed variables at once, though the parsed origins are kept per isolate", () => {
-    const url = "https://proxy.example.com:8443/v1";
+  it("follows changed variables at once, though the parsed prefixes are kept per isolate", () => {
+    const url = "https://proxy.example.com:8443/x/v1";
     expect(isOperatorEndpoint("openai", url, vars)).toBe(true);
     expect(isOperatorEndpoint("openai", url, { ...vars, ALLOWED_BASE_URLS: "https://other.example" })).toBe(false);
     expect(isOperatorEndpoint("openai", "https://other.example/v1", { ...vars, ALLOWED_BASE_URLS: "https://other.example" })).toBe(true);
@@ -106,6 +120,25 @@ describe("a tenant pointing an agent at its own server (the key-theft attack)", 
 });
 
 describe("the operator's endpoints", () => {
+  it.each(PROVIDERS)("%s: another path on the operator's gateway host is not the operator's (two tenants' gateways on one host)", async (provider) => {
+    const token = await createTenantToken();
+    const bucket = crypto.randomUUID();
+    // `/b/…` is an operator prefix (vitest.config.ts); `/bx/…` is another gateway on the same host.
+    const theirs = `${env.GATEWAY_URL}/bx/${bucket}${provider === "anthropic" ? "" : "/v1"}`;
+    const created = await api("/v1/agents", { body: { provider, model: "m", base_url: theirs } }, token);
+    expect(created.status).toBe(400);
+    const body = await created.json<{ error: { details: { fields: { path: string; message: string }[] } } }>();
+    expect(body.error.details.fields).toEqual([{ path: "base_url", message: expect.stringContaining(`${new URL(theirs).origin}/bx/${bucket}`) }]);
+    const escaping = await api("/v1/agents", { body: { provider, model: "m", base_url: `${env.GATEWAY_URL}/b/../bx/${bucket}` } }, token);
+    expect(escaping.status).toBe(400);
+    const adapter = createProvider({ provider, base_url: theirs }, env);
+    const error = await adapter
+      .call({ model: "m", messages: [{ role: "user", content: [{ type: "text", text: "hi" }] }], tools: [], max_output_tokens: 16, attempt: 1 }, {})
+      .catch((e: unknown) => e);
+    expect(error).toMatchObject({ type: "auth_error", message: expect.stringContaining("not one of the operator's endpoints") });
+    expect(await requestsOf(env.GATEWAY_URL, bucket)).toEqual([]);
+  });
+
   it.each(PROVIDERS)("%s: an allowed gateway gets the operator's key and PROVIDER_HEADERS, under any path", async (provider) => {
     const bucket = crypto.randomUUID();
     const agent = await createAgent({ provider, model: "m", base_url: upstreamBase(env.GATEWAY_URL, bucket, provider) });

@@ -44,28 +44,52 @@ export function originOf(url: string): string | null {
   return parsed.protocol === "https:" || parsed.protocol === "http:" ? parsed.origin : null;
 }
 
-/** Parsed origins per provider, kept while the variables they came from are unchanged (per isolate). */
-const parsedOrigins = new Map<ProviderName, { source: string; origins: ReadonlySet<string> }>();
+/** An operator endpoint: an origin, and the path segments a URL's path must start with (none: any path). */
+type Prefix = { origin: string; segments: string[] };
 
-/** The origins the operator's keys for `provider` may be sent to (API.md, Provider credentials). */
-export function operatorOrigins(provider: ProviderName, env: EndpointEnv): ReadonlySet<string> {
+/** The origin and path segments of an http(s) URL (dot segments resolved, as the URL parser does), or null. */
+function prefixOf(url: string): Prefix | null {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return null;
+  }
+  if (parsed.protocol !== "https:" && parsed.protocol !== "http:") return null;
+  return { origin: parsed.origin, segments: parsed.pathname.split("/").filter((segment) => segment !== "") };
+}
+
+/** Parsed prefixes per provider, kept while the variables they came from are unchanged (per isolate). */
+const parsedPrefixes = new Map<ProviderName, { source: string; prefixes: readonly Prefix[] }>();
+
+/**
+ * Where the operator's keys for `provider` may be sent (API.md, Provider credentials): the
+ * provider's own default host (any path), and each `*_BASE_URL` / `ALLOWED_BASE_URLS` entry as a
+ * URL prefix. A shared gateway host (Cloudflare AI Gateway: `/v1/<account>/<gateway>/…`) puts the
+ * tenant boundary in the path, so an entry allows only the paths under its own.
+ */
+export function operatorPrefixes(provider: ProviderName, env: EndpointEnv): readonly Prefix[] {
   const variable = env[BASE_URL_VARIABLE[provider]] ?? "";
   const allowed = env.ALLOWED_BASE_URLS ?? "";
   const source = JSON.stringify([variable, allowed]);
-  const cached = parsedOrigins.get(provider);
-  if (cached?.source === source) return cached.origins;
-  const urls = [DEFAULT_BASE_URLS[provider], variable, ...allowed.split(",")];
-  const origins = new Set(urls.map((url) => originOf(url.trim())).filter((origin): origin is string => origin !== null));
-  parsedOrigins.set(provider, { source, origins });
-  return origins;
+  const cached = parsedPrefixes.get(provider);
+  if (cached?.source === source) return cached.prefixes;
+  const defaultOrigin = originOf(DEFAULT_BASE_URLS[provider]) as string;
+  const entries = [variable, ...allowed.split(",")].map((url) => prefixOf(url.trim())).filter((prefix): prefix is Prefix => prefix !== null);
+  const prefixes = [{ origin: defaultOrigin, segments: [] }, ...entries];
+  parsedPrefixes.set(provider, { source, prefixes });
+  return prefixes;
 }
 
 /**
- * True when `url` is one of the operator's endpoints for `provider`: its origin is exactly the
- * provider default's, the `*_BASE_URL` variable's or one in `ALLOWED_BASE_URLS`. Any path under
- * such an origin is fine.
+ * True when `url` is one of the operator's endpoints for `provider`: the same scheme, host and
+ * port as an operator prefix, and a path that starts with the prefix's whole path segments
+ * (`/v1/acc/gw` allows `/v1/acc/gw/openai`, not `/v1/acc/gw2` nor `/v1/acc/other`).
  */
 export function isOperatorEndpoint(provider: ProviderName, url: string, env: EndpointEnv): boolean {
-  const origin = originOf(url);
-  return origin !== null && operatorOrigins(provider, env).has(origin);
+  const target = prefixOf(url);
+  if (target === null) return false;
+  return operatorPrefixes(provider, env).some(
+    (prefix) => prefix.origin === target.origin && prefix.segments.every((segment, index) => target.segments[index] === segment),
+  );
 }

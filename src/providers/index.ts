@@ -71,8 +71,10 @@ export const providerNameOf = (provider: ProviderConfig["provider"]): ProviderNa
 export function operatorEndpointProblem(config: ProviderConfig, env: EndpointEnv): string | null {
   if (config.provider === "mock" || config.credential || !config.base_url || config.base_url === MOCK_BASE_URL) return null;
   if (isOperatorEndpoint(providerNameOf(config.provider), config.base_url, env)) return null;
-  const origin = originOf(config.base_url) ?? "this URL";
-  return `${origin} is not one of the operator's endpoints for ${config.provider}, so the operator's key is not sent there: give the agent a credential of its own (POST /v1/credentials)`;
+  const origin = originOf(config.base_url);
+  // Its origin and path, never its query or credentials.
+  const shown = origin === null ? "this URL" : `${origin}${new URL(config.base_url).pathname.replace(/\/$/, "")}`;
+  return `${shown} is not one of the operator's endpoints for ${config.provider}, so the operator's key is not sent there: give the agent a credential of its own (POST /v1/credentials)`;
 }
 
 /**
