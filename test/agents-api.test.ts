@@ -152,6 +152,11 @@ describe("POST /v1/agents", () => {
       [{ ...base, tools: [{ ...webhook, timeout_ms: 99 }] }, "tools.0.timeout_ms"],
       [{ ...base, tools: [{ ...webhook, timeout_ms: 60001 }] }, "tools.0.timeout_ms"],
       [{ ...base, tools: [{ ...webhook, parameters: { type: "array" } }] }, "tools.0.parameters.type"],
+      // Not valid JSON Schema: Anthropic would refuse every run of the agent.
+      [{ ...base, tools: [{ type: "client", name: "c", parameters: { type: "object", properties: { a: { type: "strng" } } } }] }, "tools.0.parameters"],
+      [{ ...base, tools: [{ ...webhook, parameters: { type: "object", properties: { a: { type: "number", minimum: "1" } } } }] }, "tools.0.parameters"],
+      [{ ...base, output_schema: { type: "object", properties: { a: { anyOf: [] } } } }, "output_schema"],
+      [{ ...base, provider: "openai-chat", tools: [{ type: "client", name: "c", description: "d".repeat(1025) }] }, "tools.0.description"],
       [{ ...base, tools: [{ ...webhook, parameters: {} }] }, "tools.0.parameters.type"],
       [{ ...base, tools: [{ ...webhook, parameters: { type: "object", required: "a" } }] }, "tools.0.parameters.required"],
       [{ ...base, tools: [{ type: "builtin", name: "http_get", url: "https://x.com" }] }, "tools.0.url"],

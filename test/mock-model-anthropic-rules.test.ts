@@ -94,8 +94,16 @@ const refusals: [string, unknown, string][] = [
     { ...base, messages: [ask("hi"), { role: "assistant", content: [{ type: "thinking", thinking: "t", signature: "forged" }, { type: "text", text: "ok" }] }, ask("more")] },
     "messages.1.content.0: Invalid `signature` in `thinking` block",
   ],
-  ["a temperature over 1", { ...base, temperature: 1.5, messages: [ask("hi")] }, "temperature: Input should be less than or equal to 1"],
-  ["a negative top_p", { ...base, top_p: -0.1, messages: [ask("hi")] }, "top_p: Input should be greater than or equal to 0"],
+  ["a whitespace-only system prompt", { ...base, system: [{ type: "text", text: " \n" }], messages: [ask("hi")] }, "system: text content blocks must contain non-whitespace text"],
+  [
+    "a max_tokens over the model's maximum",
+    { ...base, model: "claude-3-haiku-20240307", max_tokens: 5000, messages: [ask("hi")] },
+    "max_tokens: 5000 > 4096, which is the maximum allowed number of output tokens for claude-3-haiku-20240307",
+  ],
+  // API version 2026-10-21 removed the sampling settings, even at their defaults.
+  ["a temperature", { ...base, temperature: 1, messages: [ask("hi")] }, "temperature: Extra inputs are not permitted"],
+  ["a top_p", { ...base, top_p: 0.9, messages: [ask("hi")] }, "top_p: Extra inputs are not permitted"],
+  ["a top_k", { ...base, top_k: 5, messages: [ask("hi")] }, "top_k: Extra inputs are not permitted"],
   [
     "a thinking budget under 1024",
     { ...base, thinking: { type: "enabled", budget_tokens: 100 }, messages: [ask("hi")] },

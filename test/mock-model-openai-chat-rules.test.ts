@@ -102,12 +102,29 @@ describe("offline model: Chat Completions refuses what OpenAI refuses", () => {
       code: "unsupported_value",
     });
     expect(await refusal({ model: "gpt-4.1", messages: [user("hi")], reasoning_effort: "low" })).toEqual({
-      message: "Unrecognized request argument supplied: reasoning_effort",
+      message: "Unsupported parameter: 'reasoning_effort' is not supported with this model.",
       param: "reasoning_effort",
       code: "unsupported_parameter",
     });
     const fine = await openaiClient().openai.chat.completions.create({ model: "o3", messages: [user("hi")], temperature: 1, reasoning_effort: "low" });
     expect(fine.choices[0]?.message.content).toBe("You said: hi");
+  });
+
+  it("a max_completion_tokens over the model's maximum", async () => {
+    expect(await refusal({ model: "gpt-4o", messages: [user("hi")], max_completion_tokens: 20480 })).toEqual({
+      message: "max_completion_tokens is too large: 20480. This model supports at most 16384 completion tokens, whereas you provided 20480.",
+      param: "max_completion_tokens",
+      code: "invalid_value",
+    });
+  });
+
+  it("a tool description over 1024 characters", async () => {
+    const tools = [{ type: "function", function: { name: "f", description: "d".repeat(1025), parameters: { type: "object" } } }];
+    expect(await refusal({ messages: [user("hi")], tools })).toEqual({
+      message: "Invalid 'tools[0].function.description': string too long. Expected a string with maximum length 1024, but got a string with length 1025 instead.",
+      param: "tools[0].function.description",
+      code: "string_above_max_length",
+    });
   });
 
   it("max_completion_tokens below 1, and max_tokens on a reasoning model", async () => {

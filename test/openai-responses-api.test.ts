@@ -49,8 +49,9 @@ describe("POST /v1/responses with the official openai SDK", () => {
       [{ top_logprobs: 5 }, "top_logprobs", "log probabilities are not served"],
       [{ input: [{ type: "web_search_call", id: "ws_1", status: "completed" }] }, "input[0].type", "web_search_call items are not served"],
       [{ input: [{ role: "user", content: [{ type: "input_image", file_id: "file_1" }] }] }, "input[0].content[0].file_id", "no Files API"],
-      [{ temperature: 1.5 }, "temperature", "must be at most 1 for provider mock"],
+      [{ temperature: 0.5 }, "temperature", "is not taken by provider mock: Anthropic's Messages API (version 2026-10-21) has no sampling settings"],
       [{ unknown_field: 1 }, "unknown_field", "unknown field"],
+      [{ tools: [{ type: "function", name: "f", parameters: { type: "object", properties: { a: { type: "strng" } } } }] }, "tools[0].parameters", "properties.a.type is not valid JSON Schema"],
     ];
     for (const [fields, param, reason] of refusals) {
       const error = await client.responses.create({ model: agent.id, input: "hi", ...fields } as never).catch((e: unknown) => e);

@@ -94,6 +94,17 @@ describe("/v1/responses settings", () => {
     });
   });
 
+  it("sends a user id longer than the provider takes as its SHA-256, and reports it as given", async () => {
+    const bucket = crypto.randomUUID();
+    const agent = await createAgent({ provider: "openai", model: "gpt-4.1", base_url: upstreamBase(env.GATEWAY_URL, bucket, "openai") });
+    const user = `user-${"x".repeat(95)}`;
+    const created = await agentryOpenAI().responses.create({ model: agent.id, input: "Hello", user });
+    expect(created.user).toBe(user);
+    const digest = Array.from(new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(user))), (b) => b.toString(16).padStart(2, "0")).join("");
+    const [sent] = await requestsOf(env.GATEWAY_URL, bucket);
+    expect(sent?.body).toMatchObject({ safety_identifier: digest });
+  });
+
   it("refuses temperature on a reasoning model as OpenAI does, and nothing is stored", async () => {
     const agent = await createAgent({ provider: "openai", model: "gpt-5", base_url: "mock:" });
     const error = await agentryOpenAI().responses.create({ model: agent.id, input: "Hello", temperature: 0.5 }).catch((e: unknown) => e);

@@ -8,22 +8,22 @@ type Run = { id: string; status: string; output: unknown };
 describe("model settings on agents and runs", () => {
   it("sends a run's own settings over the agent's, and the next run goes back to the agent's", async () => {
     const bucket = crypto.randomUUID();
-    const agent = await createAgent({ provider: "anthropic", model: "claude-test", base_url: upstreamBase(env.GATEWAY_URL, bucket, "anthropic"), temperature: 0.5 });
+    const agent = await createAgent({ provider: "openai-chat", model: "gpt-4.1", base_url: upstreamBase(env.GATEWAY_URL, bucket, "openai-chat"), temperature: 0.5 });
     expect(agent).toMatchObject({ temperature: 0.5, top_p: null, tool_choice: "auto", parallel_tool_calls: true, reasoning: null, max_tool_calls: null });
     const tuned = await api(`/v1/agents/${agent.id}/runs`, { body: { input: "Hello", temperature: 0.2, top_p: 0.8, instructions: "Be brief.", max_output_tokens: 64 } });
     expect(tuned.status).toBe(200);
     expect(await tuned.json<Run>()).toMatchObject({ status: "completed", output: "You said: Hello" });
     expect((await api(`/v1/agents/${agent.id}/runs`, { body: { input: "Again" } })).status).toBe(200);
     const [first, second] = await requestsOf(env.GATEWAY_URL, bucket);
-    expect(first?.body).toMatchObject({ temperature: 0.2, top_p: 0.8, max_tokens: 64, system: [{ type: "text", text: "Be brief." }] });
-    expect(second?.body).toMatchObject({ temperature: 0.5, max_tokens: 4096 });
+    expect(first?.body).toMatchObject({ temperature: 0.2, top_p: 0.8, max_completion_tokens: 64, messages: [{ role: "system", content: "Be brief." }, { role: "user" }] });
+    expect(second?.body).toMatchObject({ temperature: 0.5, max_completion_tokens: 4096 });
     expect(second?.body).not.toHaveProperty("top_p");
   });
 
   it("refuses settings the provider refuses, naming the field, and stores nothing", async () => {
     const agent = await createAgent();
     const cases: [Record<string, unknown>, string][] = [
-      [{ temperature: 1.5 }, "temperature"],
+      [{ temperature: 0.5 }, "temperature"],
       [{ tool_choice: "required" }, "tool_choice"],
       [{ tool_choice: { name: "nope" } }, "tool_choice.name"],
       [{ reasoning: { effort: "high" } }, "reasoning"],
@@ -39,6 +39,29 @@ describe("model settings on agents and runs", () => {
     const refused = await api("/v1/agents", { body: { provider: "openai", model: "o3", top_p: 0.5 } });
     expect(refused.status).toBe(400);
     expect(await refused.text()).toContain("top_p");
+  });
+
+  it("refuses a max_output_tokens over the model's maximum (the model catalog), on the agent and per run", async () => {
+    const refused = await api("/v1/agents", { body: { provider: "anthropic", model: "claude-3-haiku-20240307", max_output_tokens: 8000 } });
+    expect(refused.status).toBe(400);
+    expect((await refused.json<{ error: { details: { fields: unknown[] } } }>()).error.details.fields).toEqual([
+      { path: "max_output_tokens", message: "is over the 4096 output tokens that model claude-3-haiku-20240307 takes" },
+    ]);
+    const agent = await createAgent({ provider: "openai", model: "gpt-4o", base_url: "mock:" });
+    const run = await api(`/v1/agents/${agent.id}/runs`, { body: { input: "Hello", max_output_tokens: 20_000 } });
+    expect(run.status).toBe(400);
+    expect(await run.text()).toContain("is over the 16384 output tokens that model gpt-4o takes");
+    // A model the catalog does not know (a fine-tune, a gateway's name) has only the general limits.
+    expect((await api("/v1/agents", { body: { provider: "openai", model: "ft:gpt-4o:acme", max_output_tokens: 100_000 } })).status).toBe(201);
+  });
+
+  it("sends no system prompt for instructions of whitespace alone (Anthropic refuses a whitespace-only system block)", async () => {
+    const bucket = crypto.randomUUID();
+    const agent = await createAgent({ provider: "anthropic", model: "claude-test", base_url: upstreamBase(env.GATEWAY_URL, bucket, "anthropic"), instructions: " \n\t" });
+    const response = await api(`/v1/agents/${agent.id}/runs`, { body: { input: "Hello", instructions: "  " } });
+    expect(await response.json<Run>()).toMatchObject({ status: "completed", output: "You said: Hello" });
+    const [sent] = await requestsOf(env.GATEWAY_URL, bucket);
+    expect(sent?.body).not.toHaveProperty("system");
   });
 
   it("obeys tool_choice none on the runs route: the model answers without calling", async () => {

@@ -2,6 +2,7 @@ import { operatorEndpointProblem, type ProviderEnv } from "../providers";
 import { pricesOf } from "../providers/pricing";
 import { checkOutboundUrl } from "../tools/url-guard";
 import { isReasoningModel } from "../providers/openai-reasoning";
+import { modelInfo } from "../providers/model-catalog";
 import { MOCK_BASE_URL } from "./definition";
 import { schemaProblem } from "./output-validation";
 import type { AgentDefinition } from "./definition";
@@ -40,6 +41,11 @@ export function definitionProblems(definition: AgentDefinition, env: CheckEnv): 
     problems.push(...(reason ? [{ path: "base_url", message: reason }] : endpointProblems(definition, env)));
   }
   definition.tools.forEach((tool, index) => {
+    if (tool.type === "builtin") return;
+    const description = toolDescriptionProblem(definition.provider, tool.description);
+    if (description) problems.push({ path: `tools.${index}.description`, message: description });
+    const schema = schemaProblem(tool.parameters);
+    if (schema) problems.push({ path: `tools.${index}.parameters`, message: schema });
     if (tool.type !== "webhook") return;
     const reason = checkOutboundUrl(tool.url, env.ENVIRONMENT);
     if (reason) problems.push({ path: `tools.${index}.url`, message: reason });
@@ -66,8 +72,15 @@ export function definitionProblems(definition: AgentDefinition, env: CheckEnv): 
   return problems;
 }
 
-/** The largest temperature the Messages API takes (OpenAI's go to 2). */
-const ANTHROPIC_MAX_TEMPERATURE = 1;
+
+/** The longest tool description Chat Completions takes ("string too long … maximum length 1024"). */
+const CHAT_MAX_TOOL_DESCRIPTION = 1024;
+
+/** Why a tool's description is too long for the provider, or null. */
+export function toolDescriptionProblem(provider: AgentDefinition["provider"], description: string | null | undefined): string | null {
+  if (provider !== "openai-chat" || !description || description.length <= CHAT_MAX_TOOL_DESCRIPTION) return null;
+  return `is ${description.length} characters; Chat Completions takes at most ${CHAT_MAX_TOOL_DESCRIPTION}`;
+}
 
 /**
  * The tuned settings a provider and model refuse, as their APIs would refuse them: checked when
@@ -82,11 +95,16 @@ export function settingsProblems(definition: AgentDefinition): DefinitionProblem
   } else if (choice === "required" && tools.length === 0) {
     problems.push({ path: "tool_choice", message: '"required" needs at least one tool' });
   }
+  const model = modelInfo(definition.provider, definition.model);
+  if (model && definition.max_output_tokens > model.max_output_tokens) {
+    problems.push({ path: "max_output_tokens", message: `is over the ${model.max_output_tokens} output tokens that model ${definition.model} takes` });
+  }
   const anthropic = definition.provider === "anthropic" || definition.provider === "mock";
   const { temperature, top_p, reasoning } = definition;
   if (anthropic) {
-    if (temperature != null && temperature > ANTHROPIC_MAX_TEMPERATURE) {
-      problems.push({ path: "temperature", message: `must be at most ${ANTHROPIC_MAX_TEMPERATURE} for provider ${definition.provider} (the Messages API takes 0 to 1)` });
+    // The Messages API version the Anthropic SDK speaks (2026-10-21) refuses every sampling setting.
+    for (const [path, value] of [["temperature", temperature], ["top_p", top_p]] as const) {
+      if (value != null) problems.push({ path, message: `is not taken by provider ${definition.provider}: Anthropic's Messages API (version 2026-10-21) has no sampling settings` });
     }
     if (reasoning != null && (reasoning.effort !== null || reasoning.summary !== null)) {
       problems.push({ path: "reasoning", message: `is for OpenAI reasoning models; provider ${definition.provider} has no reasoning effort` });

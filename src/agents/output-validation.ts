@@ -1,5 +1,6 @@
 import { Validator, type OutputUnit, type Schema, type SchemaDraft } from "@cfworker/json-schema";
 import { jsonDepthExcess, MAX_JSON_DEPTH } from "../core/json-depth";
+import { metaschemaProblem } from "./schema-meta";
 
 /** One way an answer misses its output schema: a dotted path into the answer ("" is the whole answer). */
 export type OutputError = { path: string; message: string };
@@ -67,11 +68,13 @@ export function describeErrors(errors: OutputError[]): string {
 }
 
 /**
- * What the validator cannot apply, found before any answer is checked: a `pattern` (or
- * `patternProperties` key) that is not a valid regular expression, or a local `$ref` that
- * points nowhere. Null when none.
+ * Why a schema cannot be used, found before any answer is checked or any model is called: it is
+ * not valid JSON Schema (schema-meta.ts), a `pattern` (or `patternProperties` key) is not a
+ * valid regular expression, or a local `$ref` points nowhere. Null when none.
  */
 export function schemaProblem(schema: Record<string, unknown>): string | null {
+  const invalid = metaschemaProblem(schema);
+  if (invalid) return invalid.path === "" ? invalid.message : `${invalid.path} ${invalid.message}`;
   const stack: unknown[] = [schema];
   while (stack.length > 0) {
     const node = stack.pop();

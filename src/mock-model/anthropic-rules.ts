@@ -1,3 +1,4 @@
+import { modelInfo } from "../providers/model-catalog";
 import { InvalidRequest } from "./conversation";
 import { thinkingSignatureValid } from "./anthropic-thinking";
 import { asArray, isObject, type JsonObject } from "./values";
@@ -18,7 +19,12 @@ export function checkAnthropicRequest(body: JsonObject): void {
   const maxTokens = body.max_tokens;
   if (typeof maxTokens !== "number" || !Number.isInteger(maxTokens)) throw new InvalidRequest("max_tokens: Field required");
   if (maxTokens < 1) throw new InvalidRequest("max_tokens: Input should be greater than or equal to 1");
+  const most = modelInfo("anthropic", String(body.model ?? ""))?.max_output_tokens;
+  if (most !== undefined && maxTokens > most) {
+    throw new InvalidRequest(`max_tokens: ${maxTokens} > ${most}, which is the maximum allowed number of output tokens for ${String(body.model)}`);
+  }
   checkSampling(body);
+  checkSystem(body);
   const messages = asArray(body.messages).filter(isObject);
   const first = messages[0];
   if (first && first.role !== "user") throw new InvalidRequest('messages: first message must use the "user" role');
@@ -29,14 +35,21 @@ export function checkAnthropicRequest(body: JsonObject): void {
   checkOutputSchema(body);
 }
 
-/** `temperature` and `top_p` take 0 to 1 on the Messages API. */
+/** The system prompt's text blocks, like a message's, must hold non-whitespace text. */
+function checkSystem(body: JsonObject): void {
+  const blocks = typeof body.system === "string" ? [{ type: "text", text: body.system }] : asArray(body.system).filter(isObject);
+  for (const block of blocks) {
+    if (block.type !== "text") continue;
+    const text = typeof block.text === "string" ? block.text : "";
+    if (text === "") throw new InvalidRequest("system: text content blocks must be non-empty");
+    if (text.trim() === "") throw new InvalidRequest("system: text content blocks must contain non-whitespace text");
+  }
+}
+
+/** API version 2026-10-21 (what the SDK sends) removed the sampling settings: any of them is refused, even at its default. */
 function checkSampling(body: JsonObject): void {
-  for (const key of ["temperature", "top_p"]) {
-    const value = body[key];
-    if (value === undefined) continue;
-    if (typeof value !== "number") throw new InvalidRequest(`${key}: Input should be a valid number`);
-    if (value < 0) throw new InvalidRequest(`${key}: Input should be greater than or equal to 0`);
-    if (value > 1) throw new InvalidRequest(`${key}: Input should be less than or equal to 1`);
+  for (const key of ["temperature", "top_p", "top_k"]) {
+    if (key in body) throw new InvalidRequest(`${key}: Extra inputs are not permitted`);
   }
 }
 

@@ -1,3 +1,4 @@
+import { modelInfo } from "../providers/model-catalog";
 import { isReasoningModel } from "../providers/openai-reasoning";
 import { InvalidRequest } from "./conversation";
 import { asArray, asString, isObject, type JsonObject } from "./values";
@@ -9,12 +10,11 @@ import { asArray, asString, isObject, type JsonObject } from "./values";
  */
 
 const ROLES = ["system", "assistant", "user", "function", "tool", "developer"];
-/** Models that refuse `max_tokens`: the o-series and gpt-5 reasoning models. */
-const REASONING_MODEL = /^(o\d|gpt-5)/;
 const NAME_PATTERN = /^[a-zA-Z0-9_-]+$/;
 const MAX_NAME = 64;
 const MAX_TOOL_CALL_ID = 40;
 const MAX_CACHE_KEY = 64;
+const MAX_DESCRIPTION = 1024;
 
 const missing = (param: string) =>
   new InvalidRequest(`Missing required parameter: '${param}'.`, param, "missing_required_parameter");
@@ -42,6 +42,10 @@ export function checkChatRules(body: JsonObject, model: string, messages: unknow
   asArray(body.tools).forEach((tool, index) => {
     const fn = isObject(tool) && isObject(tool.function) ? tool.function : {};
     checkName(asString(fn.name), `tools[${index}].function.name`);
+    const description = asString(fn.description);
+    if (description !== undefined && description.length > MAX_DESCRIPTION) {
+      throw tooLong(`tools[${index}].function.description`, MAX_DESCRIPTION, description.length);
+    }
   });
   const format = isObject(body.response_format) ? body.response_format : {};
   if (format.type === "json_schema") {
@@ -66,12 +70,12 @@ function checkSampling(body: JsonObject, model: string): void {
     );
   }
   if (!reasoning && body.reasoning_effort !== undefined && body.reasoning_effort !== null) {
-    throw new InvalidRequest("Unrecognized request argument supplied: reasoning_effort", "reasoning_effort", "unsupported_parameter");
+    throw new InvalidRequest("Unsupported parameter: 'reasoning_effort' is not supported with this model.", "reasoning_effort", "unsupported_parameter");
   }
 }
 
 function checkTokenLimits(body: JsonObject, model: string): void {
-  if (body.max_tokens !== undefined && body.max_tokens !== null && REASONING_MODEL.test(model)) {
+  if (body.max_tokens !== undefined && body.max_tokens !== null && isReasoningModel(model)) {
     throw new InvalidRequest(
       "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.",
       "max_tokens",
@@ -93,6 +97,14 @@ function checkTokenLimits(body: JsonObject, model: string): void {
         `Invalid '${param}': integer below minimum value. Expected a value >= 1, but got ${value} instead.`,
         param,
         "integer_below_min_value",
+      );
+    }
+    const most = modelInfo("openai", model)?.max_output_tokens;
+    if (most !== undefined && value > most) {
+      throw new InvalidRequest(
+        `${param} is too large: ${value}. This model supports at most ${most} completion tokens, whereas you provided ${value}.`,
+        param,
+        "invalid_value",
       );
     }
   }

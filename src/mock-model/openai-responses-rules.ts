@@ -1,3 +1,4 @@
+import { modelInfo } from "../providers/model-catalog";
 import { isReasoningModel } from "../providers/openai-reasoning";
 import { InvalidRequest } from "./conversation";
 import { unseal } from "./openai-reasoning";
@@ -37,7 +38,7 @@ const MAX_CACHE_KEY = 64;
  * violation OpenAI answers (docs/providers.md, "OpenAI Responses: the rules Agentry follows").
  */
 export function checkResponsesRequest(body: JsonObject, model: string): void {
-  checkLimits(body);
+  checkLimits(body, model);
   checkModelParameters(body, model);
   if (asArray(body.include).includes("reasoning.encrypted_content") && !isReasoningModel(model)) {
     throw new ResponsesViolation("Encrypted content is not supported with this model.", "include");
@@ -60,8 +61,17 @@ export function checkModelParameters(body: JsonObject, model: string): void {
   if (isObject(reasoning) && reasoning.effort !== undefined && reasoning.effort !== null) throw unsupported("reasoning.effort");
 }
 
-function checkLimits(body: JsonObject): void {
+function checkLimits(body: JsonObject, model: string): void {
   const max = body.max_output_tokens;
+  const most = modelInfo("openai", model)?.max_output_tokens;
+  // OpenAI documents the limit, not its message: this one follows its Chat Completions wording.
+  if (typeof max === "number" && most !== undefined && max > most) {
+    throw new ResponsesViolation(
+      `max_output_tokens is too large: ${max}. This model supports at most ${most} output tokens, whereas you provided ${max}.`,
+      "max_output_tokens",
+      "invalid_value",
+    );
+  }
   if (typeof max === "number" && max < MIN_OUTPUT_TOKENS) {
     throw new ResponsesViolation(
       `Invalid 'max_output_tokens': integer below minimum value. Expected a value >= ${MIN_OUTPUT_TOKENS}, but got ${max} instead.`,

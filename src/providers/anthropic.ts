@@ -57,7 +57,9 @@ export class AnthropicProvider implements ModelProvider {
  * The Messages request of one model call. Breakpoints: the system prompt and, for a session's
  * calls (`cache_key`), the last message — two of the four Anthropic allows — so each step and
  * turn reads the prefix the previous one wrote. `satisfies` the SDK's own request type, so a
- * field it does not know fails the type check.
+ * field it does not know fails the type check (spread-in fields are not checked for being
+ * unknown: keep each one to a field the type names). No sampling settings: the Messages API
+ * version the SDK speaks (2026-10-21) refuses `temperature`, `top_p` and `top_k`.
  */
 export function anthropicParams(request: ModelRequest) {
   const tools = request.tools.length > 0;
@@ -66,8 +68,6 @@ export function anthropicParams(request: ModelRequest) {
   return {
     model: request.model,
     max_tokens: request.max_output_tokens,
-    ...(settings?.temperature !== undefined ? { temperature: settings.temperature } : {}),
-    ...(settings?.top_p !== undefined ? { top_p: settings.top_p } : {}),
     ...(toolChoice ? { tool_choice: toolChoice } : {}),
     ...(settings?.end_user !== undefined ? { metadata: { user_id: settings.end_user } } : {}),
     messages: toAnthropicMessages(request.messages, request.media, { tools, cache: request.cache_key !== undefined }),

@@ -24,6 +24,7 @@ import { storedSurface, surfaceOf, type ResponseSurface } from "./surface";
 import { pausedRunWaitingFor } from "../../db/runs";
 import { runnableAgent } from "../runnable-agent";
 import { priorResult } from "../idempotency";
+import { sha256Hex } from "../../core/hash";
 import type { RunCaller } from "../../session";
 
 const responseSchema = z
@@ -187,9 +188,16 @@ async function pausedResponseOf(c: Context<AppEnv>, body: CreateResponseBody, re
   throw invalidFields([{ path: `input.${first.index}.call_id`, message: `answers no call of a paused response: the response ${waits}` }]);
 }
 
-/** The request's end user (`safety_identifier`, else the older `user`) and prompt cache key, for the provider. */
-function callerOf(body: CreateResponseBody): RunCaller | undefined {
-  const end_user = body.safety_identifier ?? body.user ?? undefined;
+/** OpenAI's `safety_identifier` and Agentry's end user id are at most 64 characters. */
+const MAX_END_USER = 64;
+
+/**
+ * The request's end user (`safety_identifier`, else the older `user`, hashed when longer than a
+ * provider takes, as OpenAI advises for user ids) and prompt cache key, for the provider.
+ */
+async function callerOf(body: CreateResponseBody): Promise<RunCaller | undefined> {
+  const user = body.user ?? undefined;
+  const end_user = body.safety_identifier ?? (user !== undefined && user.length > MAX_END_USER ? await sha256Hex(user) : user);
   const prompt_cache_key = body.prompt_cache_key ?? undefined;
   if (end_user === undefined && prompt_cache_key === undefined) return undefined;
   return { ...(end_user !== undefined ? { end_user } : {}), ...(prompt_cache_key !== undefined ? { prompt_cache_key } : {}) };
@@ -234,7 +242,7 @@ export const openAiResponseRoutes = newRouter()
       settings: responseRunSettings(body, read),
       adapt: (agent) => runAgent(agent, body),
       history,
-      caller: callerOf(body),
+      caller: await callerOf(body),
       surface: (agent) => (surface = surfaceOf(agent, { ...body, instructions: responseRunSettings(body, read).instructions ?? null })),
     });
     const { run, stream } = unwrap(answer);

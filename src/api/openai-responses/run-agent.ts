@@ -1,4 +1,4 @@
-import { noParameters, type Agent, type RunSettings } from "../../agents";
+import { noParameters, schemaProblem, toolDescriptionProblem, type Agent, type RunSettings } from "../../agents";
 import type { Compaction } from "../../agents";
 import { invalidFields } from "../errors";
 import type { ReadInput } from "./conversation";
@@ -19,6 +19,10 @@ export function runAgent(agent: Agent, body: Pick<CreateResponseBody, "tools" | 
   tools.forEach((tool, index) => {
     if (taken.has(tool.name)) throw invalidFields([{ path: `tools.${index}.name`, message: `the agent already has a tool named "${tool.name}"` }]);
     taken.add(tool.name);
+    const invalid = tool.parameters ? schemaProblem(tool.parameters) : null;
+    if (invalid) throw invalidFields([{ path: `tools.${index}.parameters`, message: invalid }]);
+    const long = toolDescriptionProblem(agent.provider, tool.description);
+    if (long) throw invalidFields([{ path: `tools.${index}.description`, message: long }]);
   });
   const clientTools = tools.map((tool) => ({
     type: "client" as const,

@@ -112,7 +112,8 @@ async function modelStep(host: LoopHost, run: RunRecord, branch: StoredMessage[]
     response = await adapter.call(
       {
         model: agent.model,
-        instructions: agent.instructions || undefined,
+        // Instructions of whitespace alone are none: Anthropic refuses a whitespace-only system block.
+        instructions: agent.instructions.trim() === "" ? undefined : agent.instructions,
         messages,
         media,
         tools: toolSpecs(agent),
