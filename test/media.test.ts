@@ -62,7 +62,7 @@ describe("images and files in a run's input", () => {
       // The Run's input holds references, never the bytes.
       const [text, imageRef, fileRef] = run.input as Record<string, unknown>[];
       expect(text).toEqual({ type: "text", text: "Describe these" });
-      expect(imageRef).toEqual({ type: "image", media_type: "image/png", media_id: expect.stringMatching(/^med_/), size: image.length });
+      expect(imageRef).toEqual({ type: "image", media_type: "image/png", media_id: expect.stringMatching(/^med_/), size: image.length, width: 1, height: 1 });
       expect(fileRef).toEqual({ type: "file", media_type: "text/plain", media_id: expect.stringMatching(/^med_/), size: NOTES.length, name: "notes.txt" });
       expect(JSON.stringify(run)).not.toContain(notesBase64.slice(0, 40));
       const stored = await (await api(`/v1/agents/${agent.id}/runs/${run.id}`, {}, token)).json<Run>();
@@ -201,9 +201,10 @@ describe("images and files in a run's input", () => {
     expect((await api(`/v1/sessions/${sessionId}`, {}, token)).status).toBe(404);
   });
 
-  it("answers 413 naming the part for an image over 5 MB and for more than 20 parts, storing nothing", async () => {
+  it("answers 413 naming the part for an image over 5 MB as base64 and for more than 20 parts, storing nothing", async () => {
     const { tenant, token, agent } = await tenantWithAgent();
-    const big = new Uint8Array(5 * 1024 * 1024 + 1);
+    // 5 MB of base64 is 3.75 MB of image: the limit counts the base64 text, as Anthropic's does.
+    const big = new Uint8Array(((5 * 1024 * 1024) / 4) * 3 + 1);
     big.set(fromBase64(TINY_PNG));
     const oversized = await postRun(
       agent.id,
@@ -212,10 +213,10 @@ describe("images and files in a run's input", () => {
     );
     await expectError(oversized, 413, "input.1.data");
 
-    // Exactly 5 MB is allowed.
+    // Exactly 5 MB of base64 is allowed.
     const limit = await postRun(
       agent.id,
-      { input: [{ type: "image", media_type: "image/png", data: toBase64(big.subarray(0, 5 * 1024 * 1024)) }] },
+      { input: [{ type: "image", media_type: "image/png", data: toBase64(big.subarray(0, big.length - 1)) }] },
       token,
     );
     expect(limit.status).toBe(200);

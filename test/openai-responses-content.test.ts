@@ -46,7 +46,7 @@ describe("content of /v1/responses", () => {
     const [user] = await transcriptOf(run.session_id);
     expect(user?.content).toEqual([
       { type: "text", text: "what is this" },
-      { type: "image", media_type: "image/png", media_id: expect.any(String), size: fromBase64(TINY_PNG).length },
+      { type: "image", media_type: "image/png", media_id: expect.any(String), size: fromBase64(TINY_PNG).length, width: 1, height: 1 },
     ]);
   });
 });

@@ -103,7 +103,7 @@ describe("conversations brought by the client on /v1/responses", () => {
     const transcript = await (await api(`/v1/sessions/${run.session_id}/transcript`)).json<{ data: { role: string; content: Record<string, unknown>[] }[] }>();
     expect(transcript.data[0]?.content).toEqual([
       { type: "text", text: "look" },
-      { type: "image", media_type: "image/png", media_id: expect.stringMatching(/^med_/), size: 70 },
+      { type: "image", media_type: "image/png", media_id: expect.stringMatching(/^med_/), size: 70, width: 1, height: 1 },
     ]);
     const bad = { ...picture, image_url: "data:image/png;base64,AAAA" };
     const error = await client.responses

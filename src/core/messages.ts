@@ -40,6 +40,11 @@ type MediaFields = {
   size?: number;
   /** A file's name. */
   name?: string;
+  /** An image's size in pixels, when its header could be read (absent on media stored before it was measured). */
+  width?: number;
+  height?: number;
+  /** A PDF's pages, when they could be counted. */
+  pages?: number;
 };
 
 /**

@@ -1,6 +1,6 @@
 import { ApiError, invalidFields } from "../core/errors";
 import { checkOutboundUrl, isRedirect } from "../tools/url-guard";
-import { formatMb, MAX_IMAGE_BYTES, type ImageType } from "./limits";
+import { formatMb, IMAGE_LIMIT_TEXT, MAX_IMAGE_BYTES, type ImageType } from "./limits";
 import { tooLarge } from "./parse-input";
 import { sniffImage } from "./sniff";
 
@@ -53,7 +53,7 @@ export async function fetchImage(
 }
 
 async function readCapped(response: Response, path: string, signal: AbortSignal): Promise<Uint8Array> {
-  const over = () => tooLarge(path, `The image is over ${formatMb(MAX_IMAGE_BYTES)}; images are limited to ${formatMb(MAX_IMAGE_BYTES)}`);
+  const over = () => tooLarge(path, `The image is over ${formatMb(MAX_IMAGE_BYTES)}; images are limited to ${IMAGE_LIMIT_TEXT}`);
   const declared = Number(response.headers.get("content-length") ?? "NaN");
   if (declared > MAX_IMAGE_BYTES) {
     await response.body?.cancel();

@@ -9,8 +9,17 @@ export type MediaType = ImageType | FileType;
 
 const MB = 1024 * 1024;
 
-/** Decoded bytes of one image part. */
-export const MAX_IMAGE_BYTES = 5 * MB;
+/**
+ * Base64 characters of one image: Anthropic counts its 5 MB image limit on the base64 text
+ * ("image exceeds 5 MB maximum"), so that is the limit of every image Agentry stores.
+ */
+export const MAX_IMAGE_BASE64_BYTES = 5 * MB;
+/** Decoded bytes of one image part: what fits in MAX_IMAGE_BASE64_BYTES of base64 (3.75 MB). */
+export const MAX_IMAGE_BYTES = (MAX_IMAGE_BASE64_BYTES / 4) * 3;
+/** Pixels on an image's longer side (Anthropic refuses larger images; OpenAI scales them down). */
+export const MAX_IMAGE_SIDE_PX = 8000;
+/** Pages of one PDF (Anthropic and OpenAI take at most 100 pages of PDF in a request). */
+export const MAX_PDF_PAGES = 100;
 /** Decoded bytes of one file part. */
 export const MAX_FILE_BYTES = 20 * MB;
 /** Content parts of one input. */
@@ -28,11 +37,21 @@ export const MAX_INPUT_CHARS = 1_000_000;
  * as a short text note. Anthropic caps a request at 32 MB, and base64 adds a third.
  */
 export const MAX_CALL_MEDIA_BYTES = 20 * MB;
+/** Images one model call carries (Anthropic: 100 a request on 200K-window models; OpenAI 500). */
+export const MAX_CALL_IMAGES = 100;
+/** Past this many images in one request, Anthropic takes only images of at most MANY_IMAGES_SIDE_PX on a side. */
+export const MANY_IMAGES = 20;
+export const MANY_IMAGES_SIDE_PX = 2000;
+/** Pages of PDF one model call carries (Anthropic and OpenAI: 100 a request). */
+export const MAX_CALL_PDF_PAGES = 100;
 
 export const isImageType = (value: string): value is ImageType => (IMAGE_TYPES as readonly string[]).includes(value);
 
 /** The size rule of a part, for its 413. */
 export const maxBytesOf = (kind: "image" | "file") => (kind === "image" ? MAX_IMAGE_BYTES : MAX_FILE_BYTES);
 
-/** "5 MB" */
-export const formatMb = (bytes: number) => `${bytes / MB} MB`;
+/** "5 MB", "3.75 MB" */
+export const formatMb = (bytes: number) => `${Math.round((bytes / MB) * 100) / 100} MB`;
+
+/** How an image limit reads in a 413: the vendors count it on the base64 text. */
+export const IMAGE_LIMIT_TEXT = `${formatMb(MAX_IMAGE_BASE64_BYTES)} as base64, ${formatMb(MAX_IMAGE_BYTES)} of image`;

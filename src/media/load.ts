@@ -2,7 +2,7 @@ import type { MediaBlock, Message } from "../core/messages";
 import { log } from "../core/log";
 import { ProviderError, type MediaData } from "../providers/types";
 import { encodeBase64 } from "../core/base64";
-import { MAX_CALL_MEDIA_BYTES } from "./limits";
+import { MANY_IMAGES, MANY_IMAGES_SIDE_PX, MAX_CALL_IMAGES, MAX_CALL_MEDIA_BYTES, MAX_CALL_PDF_PAGES } from "./limits";
 import { getMedia, type MediaScope } from "./store";
 
 /** R2 reads in flight at once (a Worker holds at most six connections, a provider stream among them). */
@@ -12,23 +12,51 @@ const mediaBlocksOf = (messages: Message[]): MediaBlock[] =>
   messages.flatMap((m) => m.content.filter((b): b is MediaBlock => b.type === "image" || b.type === "file"));
 
 /**
- * Loads the bytes of the media blocks in `messages` from R2 for one model call, as base64 by
- * media_id (ModelRequest.media). Newest first, up to MAX_CALL_MEDIA_BYTES decoded: older media
- * beyond it, and objects R2 does not have, are left out and the adapters send a text note in
- * their place. A failed R2 read is a retryable error of the call (the run's retry policy).
+ * The media blocks one model call carries, newest first, within what one request of any provider
+ * may hold (a session's history is provider-neutral, and may move to another provider): at most
+ * MAX_CALL_MEDIA_BYTES decoded, MAX_CALL_IMAGES images of which more than MANY_IMAGES only when
+ * every one is at most MANY_IMAGES_SIDE_PX on a side, and MAX_CALL_PDF_PAGES pages of PDF. The
+ * older media left out are sent as a text note naming each (the adapters' `mediaNote`), so a
+ * session whose history outgrows a request keeps working.
  */
-export async function loadMedia(bucket: R2Bucket, scope: MediaScope, messages: Message[]): Promise<Record<string, MediaData>> {
+export function callMedia(messages: Message[]): MediaBlock[] {
   const wanted: MediaBlock[] = [];
-  let budget = MAX_CALL_MEDIA_BYTES;
+  let bytes = MAX_CALL_MEDIA_BYTES;
+  let pages = MAX_CALL_PDF_PAGES;
+  let images = 0;
+  let allSmall = true;
   const seen = new Set<string>();
   for (const block of mediaBlocksOf(messages).reverse()) {
     if (seen.has(block.media_id)) continue;
     seen.add(block.media_id);
     const size = block.size ?? 0;
-    if (size > budget) continue;
-    budget -= size;
+    if (size > bytes) continue;
+    if (block.type === "image") {
+      // An image of unknown size (stored before images were measured) counts as a large one.
+      const small = Math.max(block.width ?? Infinity, block.height ?? Infinity) <= MANY_IMAGES_SIDE_PX;
+      const many = images + 1 > MANY_IMAGES;
+      if (images + 1 > MAX_CALL_IMAGES || (many && !(allSmall && small))) continue;
+      images += 1;
+      allSmall &&= small;
+    } else if (block.media_type === "application/pdf") {
+      const count = block.pages ?? 1;
+      if (count > pages) continue;
+      pages -= count;
+    }
+    bytes -= size;
     wanted.push(block);
   }
+  return wanted;
+}
+
+/**
+ * Loads the bytes of the media blocks a model call carries (callMedia) from R2, as base64 by
+ * media_id (ModelRequest.media). Objects R2 does not have are left out too, and the adapters send
+ * a text note in their place. A failed R2 read is a retryable error of the call (the run's retry
+ * policy).
+ */
+export async function loadMedia(bucket: R2Bucket, scope: MediaScope, messages: Message[]): Promise<Record<string, MediaData>> {
+  const wanted = callMedia(messages);
   const loaded: Record<string, MediaData> = {};
   const queue = [...wanted];
   const worker = async () => {

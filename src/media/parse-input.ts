@@ -1,12 +1,13 @@
 import { ApiError, invalidFields, type FieldError } from "../core/errors";
 import { checkOutboundUrl } from "../tools/url-guard";
 import { base64Length, compactBase64, decodeBase64 } from "../core/base64";
-import { formatMb, MAX_INPUT_CHARS, MAX_PARTS, maxBytesOf, type ImageType, type MediaType } from "./limits";
+import { formatMb, IMAGE_LIMIT_TEXT, MAX_INPUT_CHARS, MAX_PARTS, maxBytesOf, type ImageType, type MediaType } from "./limits";
+import { measureMedia, type MediaMeasure } from "./measure";
 import type { ContentPart } from "./part-schemas";
 import { isUtf8, looksLikePdf, sniffImage } from "./sniff";
 
 /** Media bytes checked and decoded, not stored yet. */
-export type MediaBytes = { type: "image" | "file"; media_type: MediaType; bytes: Uint8Array; name?: string };
+export type MediaBytes = { type: "image" | "file"; media_type: MediaType; bytes: Uint8Array; name?: string } & MediaMeasure;
 
 /** An image URL that passed the outbound URL guard, fetched by `resolveInput`. */
 export type ImageUrl = { type: "image"; url: string; media_type?: ImageType; path: string };
@@ -53,7 +54,8 @@ export function parseInput(input: string | ContentPart[], environment: string | 
       invalid.push(decoded);
       return { type: "text", text: "" };
     }
-    return { type: part.type, media_type: part.media_type, bytes: decoded.bytes, ...(part.type === "file" ? { name: part.name } : {}) };
+    const measured = measureMedia(part.media_type, decoded.bytes, dataPath);
+    return { type: part.type, media_type: part.media_type, bytes: decoded.bytes, ...measured, ...(part.type === "file" ? { name: part.name } : {}) };
   });
   if (invalid.length > 0) throw invalidFields(invalid);
   return parsed;
@@ -66,7 +68,8 @@ function decodePart(kind: "image" | "file", mediaType: MediaType, data: string, 
   const size = base64Length(text);
   if (size === null) return { path, message: "is not valid base64" };
   const max = maxBytesOf(kind);
-  if (size > max) throw tooLarge(path, `The ${kind} is ${size} bytes; ${kind}s are limited to ${formatMb(max)}`);
+  const limit = kind === "image" ? IMAGE_LIMIT_TEXT : formatMb(max);
+  if (size > max) throw tooLarge(path, `The ${kind} is ${size} bytes; ${kind}s are limited to ${limit}`);
   const bytes = decodeBase64(text);
   const problem = checkBytes(mediaType, bytes);
   return problem ? { path, message: problem } : { bytes };

@@ -1,6 +1,7 @@
 import { ApiError } from "../core/errors";
 import { fetchImage } from "./fetch-image";
 import { formatMb, MAX_INPUT_MEDIA_BYTES } from "./limits";
+import { measureMedia } from "./measure";
 import type { MediaBytes, ParsedPart } from "./parse-input";
 
 /** An input ready to store: text parts and media bytes, all checked. */
@@ -21,7 +22,7 @@ export async function resolveInput(parts: ParsedPart[], environment: string | un
           fields: [{ path: part.path, message: `is ${image.media_type}, not ${part.media_type}` }],
         });
       }
-      resolved.push({ type: "image", media_type: image.media_type, bytes: image.bytes });
+      resolved.push({ type: "image", media_type: image.media_type, bytes: image.bytes, ...measureMedia(image.media_type, image.bytes, part.path) });
     } else {
       resolved.push(part);
     }

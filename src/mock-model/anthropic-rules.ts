@@ -1,4 +1,5 @@
 import { modelInfo } from "../providers/model-catalog";
+import { checkAnthropicMedia } from "./anthropic-media-rules";
 import { InvalidRequest } from "./conversation";
 import { thinkingSignatureValid } from "./anthropic-thinking";
 import { asArray, isObject, type JsonObject } from "./values";
@@ -29,6 +30,7 @@ export function checkAnthropicRequest(body: JsonObject): void {
   const first = messages[0];
   if (first && first.role !== "user") throw new InvalidRequest('messages: first message must use the "user" role');
   checkContent(messages);
+  checkAnthropicMedia(messages);
   checkToolsDefined(body, messages);
   checkToolPairing(messages);
   checkBreakpoints(body, messages);

@@ -49,3 +49,16 @@ export async function mediaKeys(prefix: string): Promise<string[]> {
   const listed = await env.MEDIA.list({ prefix });
   return listed.objects.map((o) => o.key);
 }
+
+/** The 1×1 PNG with its header saying `width`×`height`: what Agentry and the offline model measure (they read headers only). */
+export function pngOfSize(width: number, height: number): string {
+  const png = fromBase64(TINY_PNG);
+  const view = new DataView(png.buffer);
+  view.setUint32(16, width);
+  view.setUint32(20, height);
+  return toBase64(png);
+}
+
+/** A PDF whose body holds `pages` page objects, base64. */
+export const pdfOfPages = (pages: number) =>
+  toBase64(new TextEncoder().encode(`%PDF-1.4\n${Array.from({ length: pages }, (_, i) => `${i + 3} 0 obj << /Type /Page /Parent 2 0 R >> endobj\n`).join("")}%%EOF\n`));
