@@ -61,6 +61,21 @@ describe("media within the vendors' limits", () => {
     expect(last.messages[0]?.content.filter((block) => block.type === "image")).toEqual([]);
   });
 
+  it("does not send again a turn a provider refused as an invalid request: the session's next turn works", async () => {
+    const bucket = crypto.randomUUID();
+    const agent = await createAgent({ provider: "anthropic", model: "claude-test", base_url: upstreamBase(env.GATEWAY_URL, bucket, "anthropic") });
+    const refused = await api(`/v1/agents/${agent.id}/runs`, { body: { input: "[[fail 400 x1]] poisoned" } });
+    const failed = await refused.json<Run & { error: { type: string; status: number } }>();
+    expect(failed).toMatchObject({ status: "error", error: { type: "provider_error", status: 400 } });
+    const next = await api(`/v1/agents/${agent.id}/runs`, { body: { input: "again", session_id: failed.session_id } });
+    expect(await next.json<Run>()).toMatchObject({ status: "completed", output: "You said: again" });
+    const sent = await requestsOf(env.GATEWAY_URL, bucket);
+    expect(JSON.stringify(sent.at(-1)?.body)).not.toContain("poisoned");
+    // The transcript keeps the refused turn.
+    const transcript = await (await api(`/v1/sessions/${failed.session_id}/transcript`)).json<{ data: { run_id: string }[] }>();
+    expect(transcript.data.filter((message) => message.run_id === failed.id)).toHaveLength(1);
+  });
+
   it("the offline model refuses what the Messages API refuses: size on the base64 text, 8000 px, 2000 px past 20 images, 100 media, 100 PDF pages", async () => {
     const ask = (...content: unknown[]) => [{ role: "user", content: [...content, { type: "text", text: "hi" }] }];
     expect(await anthropicAnswer(ask(imageBlock("A".repeat(5 * 1024 * 1024 + 4))))).toEqual({

@@ -147,6 +147,18 @@ export class SessionStore {
     return run;
   }
 
+  /**
+   * The runs a provider refused as an invalid request (400, or 413 too large): ended in error
+   * with that status. Their messages stay in the transcript but no later turn sends them again
+   * (model-history.ts), so one input a provider refuses does not fail every later turn.
+   */
+  refusedRuns(): Set<string> {
+    const rows = this.sql.exec<{ id: string }>(
+      "SELECT id FROM runs WHERE status = 'error' AND json_extract(body, '$.error.status') IN (400, 413)",
+    );
+    return new Set(rows.toArray().map((row) => row.id));
+  }
+
   /** A run's status alone, without reading its body. */
   runStatus(id: string): RunStatus | null {
     return this.sql.exec<{ status: RunStatus }>("SELECT status FROM runs WHERE id = ?", id).toArray()[0]?.status ?? null;

@@ -16,12 +16,16 @@ export const compactedBranch = (host: Pick<LoopHost, "store" | "compactions">, r
 
 /**
  * The messages of the run's next model call, from its branch (`messagesOf(branchOf(…))`, as
- * the loop already read it). With compaction enabled, a request that would exceed
+ * the loop already read it), without the messages of earlier runs a provider refused as an
+ * invalid request (SessionStore.refusedRuns). With compaction enabled, a request that would exceed
  * `trigger_tokens` first has the branch's older messages summarised (a failed summary call
  * throws, as the model call would).
  */
 export async function modelHistory(host: LoopHost, run: RunRecord, branch: StoredMessage[], signal: AbortSignal): Promise<Message[]> {
-  let history = withCompaction(branch, host.compactions.all());
+  // An earlier turn that a provider refused (its input, most likely) is not sent again.
+  const refused = host.store.refusedRuns();
+  const kept = refused.size === 0 ? branch : branch.filter((message) => message.run_id === run.id || !refused.has(message.run_id));
+  let history = withCompaction(kept, host.compactions.all());
   const settings = run.agent.compaction;
   const size = () => estimateTokens({ instructions: run.agent.instructions, messages: toModelMessages(history), tools: toolSpecs(run.agent) });
   if (settings?.enabled && size() > settings.trigger_tokens) {
