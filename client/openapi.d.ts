@@ -667,6 +667,18 @@ export interface components {
              */
             max_tool_calls?: number | null;
             /**
+             * @description Anthropic extended thinking; null: none
+             * @default null
+             */
+            thinking?: {
+                /** @enum {string} */
+                type: "enabled";
+                budget_tokens: number;
+            } | {
+                /** @enum {string} */
+                type: "adaptive";
+            } | null;
+            /**
              * @description A run ends with `run_error` `budget_exceeded` once its cost passes this (USD, checked after each model call; needs a known price); null: no limit
              * @default null
              */
@@ -834,6 +846,15 @@ export interface components {
             } | null;
             /** @description Tool calls a run may make; later calls are answered with an error the model reads; null: no limit. Optional; default null. */
             max_tool_calls?: number | null;
+            /** @description Anthropic extended thinking; null: none. Optional; default null. */
+            thinking?: {
+                /** @enum {string} */
+                type: "enabled";
+                budget_tokens: number;
+            } | {
+                /** @enum {string} */
+                type: "adaptive";
+            } | null;
             /** @description A run ends with `run_error` `budget_exceeded` once its cost passes this (USD, checked after each model call; needs a known price); null: no limit. Optional; default null. */
             max_cost_usd?: number | null;
             /** @description USD per million tokens for this agent's model, over the price table. Optional; default null. */
@@ -983,6 +1004,15 @@ export interface components {
             } | null;
             /** @description Tool calls a run may make; later calls are answered with an error the model reads; null: no limit */
             max_tool_calls?: number | null;
+            /** @description Anthropic extended thinking; null: none */
+            thinking?: {
+                /** @enum {string} */
+                type: "enabled";
+                budget_tokens: number;
+            } | {
+                /** @enum {string} */
+                type: "adaptive";
+            } | null;
             /** @description A run ends with `run_error` `budget_exceeded` once its cost passes this (USD, checked after each model call; needs a known price); null: no limit */
             max_cost_usd?: number | null;
             /** @description USD per million tokens for this agent's model, over the price table */
@@ -1525,6 +1555,15 @@ export interface components {
             } | null;
             /** @description Tool calls a run may make; later calls are answered with an error the model reads; null: no limit */
             max_tool_calls?: number | null;
+            /** @description Anthropic extended thinking; null: none */
+            thinking?: {
+                /** @enum {string} */
+                type: "enabled";
+                budget_tokens: number;
+            } | {
+                /** @enum {string} */
+                type: "adaptive";
+            } | null;
         };
         ContentPart: {
             /** @enum {string} */

@@ -57,6 +57,7 @@ describe("POST /v1/agents", () => {
       parallel_tool_calls: true,
       reasoning: null,
       max_tool_calls: null,
+      thinking: null,
       max_cost_usd: null,
       prices: null,
       compaction: null,

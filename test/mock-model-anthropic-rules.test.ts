@@ -100,6 +100,16 @@ const refusals: [string, unknown, string][] = [
     { ...base, model: "claude-3-haiku-20240307", max_tokens: 5000, messages: [ask("hi")] },
     "max_tokens: 5000 > 4096, which is the maximum allowed number of output tokens for claude-3-haiku-20240307",
   ],
+  [
+    "manual thinking with a forced tool",
+    { ...base, tools, tool_choice: { type: "any" }, thinking: { type: "enabled", budget_tokens: 1024 }, messages: [ask("hi")] },
+    "Thinking may not be enabled when tool_choice forces tool use.",
+  ],
+  [
+    "manual thinking on a model that takes only adaptive thinking",
+    { ...base, model: "claude-opus-4-7", thinking: { type: "enabled", budget_tokens: 1024 }, messages: [ask("hi")] },
+    '"thinking.type.enabled" is not supported for this model. Use "thinking.type.adaptive" and "output_config.effort" to control thinking behavior.',
+  ],
   // API version 2026-10-21 removed the sampling settings, even at their defaults.
   ["a temperature", { ...base, temperature: 1, messages: [ask("hi")] }, "temperature: Extra inputs are not permitted"],
   ["a top_p", { ...base, top_p: 0.9, messages: [ask("hi")] }, "top_p: Extra inputs are not permitted"],

@@ -60,6 +60,7 @@ describe("GET /openapi.json", () => {
       "session_id",
       "stream",
       "temperature",
+      "thinking",
       "tool_choice",
       "top_p",
     ]);

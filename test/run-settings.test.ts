@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { api, createAgent } from "./support/http";
 import { requestsOf, upstreamBase } from "./support/upstreams";
 
-type Run = { id: string; status: string; output: unknown };
+type Run = { id: string; status: string; output: unknown; session_id: string };
 
 describe("model settings on agents and runs", () => {
   it("sends a run's own settings over the agent's, and the next run goes back to the agent's", async () => {
@@ -53,6 +53,38 @@ describe("model settings on agents and runs", () => {
     expect(await run.text()).toContain("is over the 16384 output tokens that model gpt-4o takes");
     // A model the catalog does not know (a fine-tune, a gateway's name) has only the general limits.
     expect((await api("/v1/agents", { body: { provider: "openai", model: "ft:gpt-4o:acme", max_output_tokens: 100_000 } })).status).toBe(201);
+  });
+
+  it("thinks with Anthropic's extended thinking through a tool loop: signed thinking goes back unchanged, shown as reasoning", async () => {
+    const agent = await createAgent({ tools: [{ type: "builtin", name: "current_time" }], thinking: { type: "enabled", budget_tokens: 1024 } });
+    const response = await api(`/v1/agents/${agent.id}/runs`, { body: { input: "[[tool current_time {}]] time?" } });
+    const run = await response.json<Run & { metrics: { model_calls: number } }>();
+    // The second call sends the first answer's signed thinking back; the offline model refuses it changed.
+    expect(run).toMatchObject({ status: "completed", metrics: { model_calls: 2 } });
+    expect(String(run.output)).toMatch(/^You said: time\?\ncurrent_time returned: /);
+    const transcript = await (await api(`/v1/sessions/${run.session_id}/transcript`)).json<{ data: { role: string; content: { type: string; text?: string; provider_data?: Record<string, unknown> }[] }[] }>();
+    const reasoning = transcript.data.flatMap((m) => m.content).filter((block) => block.type === "reasoning");
+    expect(reasoning).toHaveLength(2);
+    expect(reasoning[0]).toMatchObject({ text: "The user wrote: time?. I will answer as instructed.", provider_data: { signature: expect.any(String) } });
+    const events = await (await api(`/v1/agents/${agent.id}/runs/${run.id}/events`)).json<{ data: { type: string }[] }>();
+    expect(events.data.filter((event) => event.type === "reasoning_delta").length).toBeGreaterThan(0);
+  });
+
+  it("refuses thinking where Anthropic would, naming the field", async () => {
+    const cases: [Record<string, unknown>, string, string][] = [
+      [{ provider: "openai", model: "o3", thinking: { type: "adaptive" } }, "thinking", "provider openai takes reasoning instead"],
+      [{ provider: "mock", model: "mock-1", thinking: { type: "enabled", budget_tokens: 4096 } }, "thinking.budget_tokens", "must be below max_output_tokens (4096)"],
+      [{ provider: "mock", model: "mock-1", thinking: { type: "enabled", budget_tokens: 512 } }, "thinking.budget_tokens", "must be at least 1024"],
+      [{ provider: "mock", model: "mock-1", tools: [{ type: "builtin", name: "current_time" }], tool_choice: "required", thinking: { type: "enabled", budget_tokens: 1024 } }, "tool_choice", "while thinking"],
+      [{ provider: "anthropic", model: "claude-3-haiku", thinking: { type: "adaptive" } }, "thinking", "model claude-3-haiku does not think"],
+      [{ provider: "anthropic", model: "claude-opus-4-7", thinking: { type: "enabled", budget_tokens: 2048 } }, "thinking.type", "takes only adaptive thinking"],
+    ];
+    for (const [body, path, reason] of cases) {
+      const response = await api("/v1/agents", { body });
+      expect(response.status, path).toBe(400);
+      const fields = (await response.json<{ error: { details: { fields: { path: string; message: string }[] } } }>()).error.details.fields;
+      expect(fields.find((field) => field.path === path)?.message, path).toContain(reason);
+    }
   });
 
   it("sends no system prompt for instructions of whitespace alone (Anthropic refuses a whitespace-only system block)", async () => {

@@ -73,6 +73,28 @@ export function definitionProblems(definition: AgentDefinition, env: CheckEnv): 
 }
 
 
+/** Anthropic's rules around extended thinking (docs/agents.md, "Model settings"). */
+function thinkingProblems(definition: AgentDefinition, anthropic: boolean, model: ReturnType<typeof modelInfo>): DefinitionProblem[] {
+  const thinking = definition.thinking ?? null;
+  if (thinking === null) return [];
+  if (!anthropic) return [{ path: "thinking", message: `is Anthropic's extended thinking; provider ${definition.provider} takes reasoning instead` }];
+  const problems: DefinitionProblem[] = [];
+  if (model && !model.reasons) problems.push({ path: "thinking", message: `model ${definition.model} does not think` });
+  if (thinking.type === "enabled") {
+    if (model?.refuses.includes("thinking.budget_tokens")) {
+      problems.push({ path: "thinking.type", message: `model ${definition.model} takes only adaptive thinking ({ "type": "adaptive" })` });
+    }
+    if (thinking.budget_tokens >= definition.max_output_tokens) {
+      problems.push({ path: "thinking.budget_tokens", message: `must be below max_output_tokens (${definition.max_output_tokens}): the thinking is part of the output` });
+    }
+    const choice = definition.tool_choice ?? "auto";
+    if (choice !== "auto" && choice !== "none") {
+      problems.push({ path: "tool_choice", message: 'must be "auto" or "none" while thinking: Anthropic refuses a forced tool with thinking' });
+    }
+  }
+  return problems;
+}
+
 /** The longest tool description Chat Completions takes ("string too long … maximum length 1024"). */
 const CHAT_MAX_TOOL_DESCRIPTION = 1024;
 
@@ -101,6 +123,7 @@ export function settingsProblems(definition: AgentDefinition): DefinitionProblem
   }
   const anthropic = definition.provider === "anthropic" || definition.provider === "mock";
   const { temperature, top_p, reasoning } = definition;
+  problems.push(...thinkingProblems(definition, anthropic, model));
   if (anthropic) {
     // The Messages API version the Anthropic SDK speaks (2026-10-21) refuses every sampling setting.
     for (const [path, value] of [["temperature", temperature], ["top_p", top_p]] as const) {

@@ -27,6 +27,18 @@ export const reasoningSchema = z
 
 export type ReasoningSettings = z.output<typeof reasoningSchema>;
 
+/** The smallest thinking budget Anthropic takes. */
+export const MIN_THINKING_BUDGET = 1024;
+
+export const thinkingSchema = z
+  .discriminatedUnion("type", [
+    z.strictObject({ type: z.literal("enabled"), budget_tokens: z.number().int().min(MIN_THINKING_BUDGET, `must be at least ${MIN_THINKING_BUDGET}`) }),
+    z.strictObject({ type: z.literal("adaptive") }),
+  ])
+  .describe('Anthropic extended thinking: `{ "type": "enabled", "budget_tokens" }` (at least 1,024, below max_output_tokens) or `{ "type": "adaptive" }`');
+
+export type ThinkingSettings = z.output<typeof thinkingSchema>;
+
 /** Each setting without a default: a PATCH or a run names only what it changes. */
 export const modelSettingFields = {
   temperature: z.number().min(0).max(2).nullable().describe("Sampling temperature, 0 to 2; null: the provider's default"),
@@ -35,6 +47,7 @@ export const modelSettingFields = {
   parallel_tool_calls: z.boolean().describe("false: at most one tool call per model step"),
   reasoning: reasoningSchema.nullable().describe("Reasoning effort and summary (OpenAI reasoning models); null: the provider's default"),
   max_tool_calls: z.number().int().min(1).max(1_000).nullable().describe("Tool calls a run may make; later calls are answered with an error the model reads; null: no limit"),
+  thinking: thinkingSchema.nullable().describe("Anthropic extended thinking; null: none"),
 };
 
 /** The settings with their defaults, as an agent stores them. */
@@ -45,6 +58,7 @@ export const modelSettingDefaults = {
   parallel_tool_calls: modelSettingFields.parallel_tool_calls.default(true),
   reasoning: modelSettingFields.reasoning.default(null),
   max_tool_calls: modelSettingFields.max_tool_calls.default(null),
+  thinking: modelSettingFields.thinking.default(null),
 };
 
 /** The settings an agent (or a run's snapshot of it) carries. */
@@ -55,6 +69,7 @@ export type ModelSettings = {
   parallel_tool_calls: boolean;
   reasoning: ReasoningSettings | null;
   max_tool_calls: number | null;
+  thinking: ThinkingSettings | null;
 };
 
 /** A stored agent from before these settings: their defaults. */
@@ -66,6 +81,7 @@ export function settingsOf(agent: Partial<ModelSettings>): ModelSettings {
     parallel_tool_calls: agent.parallel_tool_calls ?? true,
     reasoning: agent.reasoning ?? null,
     max_tool_calls: agent.max_tool_calls ?? null,
+    thinking: agent.thinking ?? null,
   };
 }
 
@@ -82,6 +98,7 @@ export const runSettingFields = {
   parallel_tool_calls: modelSettingFields.parallel_tool_calls.optional(),
   reasoning: modelSettingFields.reasoning.optional(),
   max_tool_calls: modelSettingFields.max_tool_calls.optional(),
+  thinking: modelSettingFields.thinking.optional(),
 };
 
 /** The agent as one run uses it: the run's settings over the agent's; the stored agent is untouched. */

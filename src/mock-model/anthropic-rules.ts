@@ -26,6 +26,7 @@ export function checkAnthropicRequest(body: JsonObject): void {
   }
   checkSampling(body);
   checkSystem(body);
+  checkThinking(body);
   const messages = asArray(body.messages).filter(isObject);
   const first = messages[0];
   if (first && first.role !== "user") throw new InvalidRequest('messages: first message must use the "user" role');
@@ -35,6 +36,17 @@ export function checkAnthropicRequest(body: JsonObject): void {
   checkToolPairing(messages);
   checkBreakpoints(body, messages);
   checkOutputSchema(body);
+}
+
+/** Manual thinking refuses a forced tool, and the adaptive-only models refuse manual thinking. */
+function checkThinking(body: JsonObject): void {
+  const thinking = isObject(body.thinking) ? body.thinking : null;
+  if (thinking?.type !== "enabled") return;
+  if (modelInfo("anthropic", String(body.model ?? ""))?.refuses.includes("thinking.budget_tokens")) {
+    throw new InvalidRequest('"thinking.type.enabled" is not supported for this model. Use "thinking.type.adaptive" and "output_config.effort" to control thinking behavior.');
+  }
+  const choice = isObject(body.tool_choice) ? body.tool_choice.type : undefined;
+  if (choice === "any" || choice === "tool") throw new InvalidRequest("Thinking may not be enabled when tool_choice forces tool use.");
 }
 
 /** The system prompt's text blocks, like a message's, must hold non-whitespace text. */

@@ -69,6 +69,7 @@ export function anthropicParams(request: ModelRequest) {
     model: request.model,
     max_tokens: request.max_output_tokens,
     ...(toolChoice ? { tool_choice: toolChoice } : {}),
+    ...(settings?.thinking ? { thinking: settings.thinking } : {}),
     ...(settings?.end_user !== undefined ? { metadata: { user_id: settings.end_user } } : {}),
     messages: toAnthropicMessages(request.messages, request.media, { tools, cache: request.cache_key !== undefined }),
     ...(request.instructions ? { system: toAnthropicSystem(request.instructions) } : {}),

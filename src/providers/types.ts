@@ -1,4 +1,4 @@
-import type { ReasoningSettings, ToolChoice } from "../agents/model-settings";
+import type { ReasoningSettings, ThinkingSettings, ToolChoice } from "../agents/model-settings";
 import type { Block, Message, Usage } from "../core/messages";
 
 export type ProviderName = "anthropic" | "openai" | "openai-chat";
@@ -19,6 +19,8 @@ export type CallSettings = {
   tool_choice?: ToolChoice;
   parallel_tool_calls?: boolean;
   reasoning?: ReasoningSettings;
+  /** Anthropic extended thinking. */
+  thinking?: ThinkingSettings;
   /** The end user, for the provider's abuse monitoring (OpenAI `safety_identifier`, Anthropic `metadata.user_id`). */
   end_user?: string;
 };

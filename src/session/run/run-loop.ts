@@ -184,6 +184,7 @@ function callSettings(run: RunRecord): CallSettings {
     ...(exhausted ? { tool_choice: "none" as const } : settings.tool_choice !== "auto" ? { tool_choice: settings.tool_choice } : {}),
     ...(settings.parallel_tool_calls ? {} : { parallel_tool_calls: false }),
     ...(settings.reasoning ? { reasoning: settings.reasoning } : {}),
+    ...(settings.thinking ? { thinking: settings.thinking } : {}),
     ...(run.caller?.end_user ? { end_user: run.caller.end_user } : {}),
   };
 }
