@@ -679,6 +679,11 @@ export interface components {
                 type: "adaptive";
             } | null;
             /**
+             * @description Up to 4 sequences that end the model's answer where they appear (Anthropic, Chat Completions); null: none
+             * @default null
+             */
+            stop?: string[] | null;
+            /**
              * @description A run ends with `run_error` `budget_exceeded` once its cost passes this (USD, checked after each model call; needs a known price); null: no limit
              * @default null
              */
@@ -855,6 +860,8 @@ export interface components {
                 /** @enum {string} */
                 type: "adaptive";
             } | null;
+            /** @description Up to 4 sequences that end the model's answer where they appear (Anthropic, Chat Completions); null: none. Optional; default null. */
+            stop?: string[] | null;
             /** @description A run ends with `run_error` `budget_exceeded` once its cost passes this (USD, checked after each model call; needs a known price); null: no limit. Optional; default null. */
             max_cost_usd?: number | null;
             /** @description USD per million tokens for this agent's model, over the price table. Optional; default null. */
@@ -1013,6 +1020,8 @@ export interface components {
                 /** @enum {string} */
                 type: "adaptive";
             } | null;
+            /** @description Up to 4 sequences that end the model's answer where they appear (Anthropic, Chat Completions); null: none */
+            stop?: string[] | null;
             /** @description A run ends with `run_error` `budget_exceeded` once its cost passes this (USD, checked after each model call; needs a known price); null: no limit */
             max_cost_usd?: number | null;
             /** @description USD per million tokens for this agent's model, over the price table */
@@ -1564,6 +1573,8 @@ export interface components {
                 /** @enum {string} */
                 type: "adaptive";
             } | null;
+            /** @description Up to 4 sequences that end the model's answer where they appear (Anthropic, Chat Completions); null: none */
+            stop?: string[] | null;
         };
         ContentPart: {
             /** @enum {string} */

@@ -58,6 +58,7 @@ describe("POST /v1/agents", () => {
       reasoning: null,
       max_tool_calls: null,
       thinking: null,
+      stop: null,
       max_cost_usd: null,
       prices: null,
       compaction: null,

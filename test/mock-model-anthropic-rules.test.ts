@@ -110,6 +110,8 @@ const refusals: [string, unknown, string][] = [
     { ...base, model: "claude-opus-4-7", thinking: { type: "enabled", budget_tokens: 1024 }, messages: [ask("hi")] },
     '"thinking.type.enabled" is not supported for this model. Use "thinking.type.adaptive" and "output_config.effort" to control thinking behavior.',
   ],
+  ["an empty stop sequence", { ...base, stop_sequences: [""], messages: [ask("hi")] }, "stop_sequences: each stop sequence must be non-empty"],
+  ["a whitespace stop sequence", { ...base, stop_sequences: [" \n"], messages: [ask("hi")] }, "stop_sequences: each stop sequence must contain non-whitespace"],
   // API version 2026-10-21 removed the sampling settings, even at their defaults.
   ["a temperature", { ...base, temperature: 1, messages: [ask("hi")] }, "temperature: Extra inputs are not permitted"],
   ["a top_p", { ...base, top_p: 0.9, messages: [ask("hi")] }, "top_p: Extra inputs are not permitted"],
@@ -139,6 +141,12 @@ describe("offline model: the Anthropic Messages API's request rules", () => {
     expect((await post({ ...base, messages: [ask("one"), ask("two")] })).status).toBe(200);
     const loop = await post({ ...base, tools, messages: [ask("hi"), call(), result(), { role: "assistant", content: "done" }, ask("more")] });
     expect(loop.status).toBe(200);
+  });
+
+  it("ends an answer at its first stop sequence, with stop_reason stop_sequence", async () => {
+    const { anthropic } = anthropicClient();
+    const answer = await anthropic.messages.create({ ...base, stop_sequences: ["there", "said"], messages: [ask("Hello there")] });
+    expect(answer).toMatchObject({ stop_reason: "stop_sequence", stop_sequence: "said", content: [{ type: "text", text: "You " }] });
   });
 
   it("obeys tool_choice as a model does: none never calls, any and a named tool always do, one call at a time when parallel use is off", async () => {

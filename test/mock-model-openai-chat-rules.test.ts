@@ -118,6 +118,19 @@ describe("offline model: Chat Completions refuses what OpenAI refuses", () => {
     });
   });
 
+  it("more than 4 stop sequences, and stop on a reasoning model", async () => {
+    expect(await refusal({ messages: [user("hi")], stop: ["a", "b", "c", "d", "e"] })).toEqual({
+      message: "Invalid 'stop': array too long. Expected an array with maximum length 4, but got an array with length 5 instead.",
+      param: "stop",
+      code: "array_above_max_length",
+    });
+    expect(await refusal({ model: "o3", messages: [user("hi")], stop: ["a"] })).toEqual({
+      message: "Unsupported parameter: 'stop' is not supported with this model.",
+      param: "stop",
+      code: "unsupported_parameter",
+    });
+  });
+
   it("a tool description over 1024 characters", async () => {
     const tools = [{ type: "function", function: { name: "f", description: "d".repeat(1025), parameters: { type: "object" } } }];
     expect(await refusal({ messages: [user("hi")], tools })).toEqual({

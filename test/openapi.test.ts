@@ -58,6 +58,7 @@ describe("GET /openapi.json", () => {
       "parallel_tool_calls",
       "reasoning",
       "session_id",
+      "stop",
       "stream",
       "temperature",
       "thinking",

@@ -87,6 +87,25 @@ describe("model settings on agents and runs", () => {
     }
   });
 
+  it("ends the answer at a stop sequence on Anthropic and Chat Completions, and refuses it where the API has none", async () => {
+    for (const provider of ["mock", "openai-chat"]) {
+      const agent = await createAgent({ provider, model: "gpt-4.1", base_url: "mock:" });
+      const response = await api(`/v1/agents/${agent.id}/runs`, { body: { input: "Hello there", stop: ["there"] } });
+      expect(await response.json<Run>(), provider).toMatchObject({ status: "completed", output: "You said: Hello " });
+    }
+    const cases: [Record<string, unknown>, string][] = [
+      [{ provider: "openai", model: "gpt-4.1", stop: ["x"] }, "stop"],
+      [{ provider: "openai-chat", model: "o3", stop: ["x"] }, "stop"],
+      [{ provider: "mock", model: "mock-1", stop: ["a", "b", "c", "d", "e"] }, "stop"],
+      [{ provider: "mock", model: "mock-1", stop: [" "] }, "stop.0"],
+    ];
+    for (const [body, path] of cases) {
+      const refused = await api("/v1/agents", { body });
+      expect(refused.status, JSON.stringify(body)).toBe(400);
+      expect((await refused.json<{ error: { details: { fields: { path: string }[] } } }>()).error.details.fields[0]?.path).toBe(path);
+    }
+  });
+
   it("sends no system prompt for instructions of whitespace alone (Anthropic refuses a whitespace-only system block)", async () => {
     const bucket = crypto.randomUUID();
     const agent = await createAgent({ provider: "anthropic", model: "claude-test", base_url: upstreamBase(env.GATEWAY_URL, bucket, "anthropic"), instructions: " \n\t" });

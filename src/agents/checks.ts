@@ -134,6 +134,11 @@ export function settingsProblems(definition: AgentDefinition): DefinitionProblem
     }
     return problems;
   }
+  if (definition.stop != null && definition.provider === "openai") {
+    problems.push({ path: "stop", message: "is not taken by provider openai: the Responses API has no stop sequences (provider openai-chat has)" });
+  } else if (definition.stop != null && isReasoningModel(definition.model)) {
+    problems.push({ path: "stop", message: `is not supported with the reasoning model ${definition.model} (OpenAI refuses it)` });
+  }
   if (isReasoningModel(definition.model)) {
     for (const [path, value] of [["temperature", temperature], ["top_p", top_p]] as const) {
       if (value != null) problems.push({ path, message: `is not supported with the reasoning model ${definition.model} (OpenAI refuses it)` });

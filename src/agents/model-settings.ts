@@ -48,6 +48,12 @@ export const modelSettingFields = {
   reasoning: reasoningSchema.nullable().describe("Reasoning effort and summary (OpenAI reasoning models); null: the provider's default"),
   max_tool_calls: z.number().int().min(1).max(1_000).nullable().describe("Tool calls a run may make; later calls are answered with an error the model reads; null: no limit"),
   thinking: thinkingSchema.nullable().describe("Anthropic extended thinking; null: none"),
+  stop: z
+    .array(z.string().max(256).refine((text) => text.trim() !== "", "must contain non-whitespace text"))
+    .min(1)
+    .max(4)
+    .nullable()
+    .describe("Up to 4 sequences that end the model's answer where they appear (Anthropic, Chat Completions); null: none"),
 };
 
 /** The settings with their defaults, as an agent stores them. */
@@ -59,6 +65,7 @@ export const modelSettingDefaults = {
   reasoning: modelSettingFields.reasoning.default(null),
   max_tool_calls: modelSettingFields.max_tool_calls.default(null),
   thinking: modelSettingFields.thinking.default(null),
+  stop: modelSettingFields.stop.default(null),
 };
 
 /** The settings an agent (or a run's snapshot of it) carries. */
@@ -70,6 +77,7 @@ export type ModelSettings = {
   reasoning: ReasoningSettings | null;
   max_tool_calls: number | null;
   thinking: ThinkingSettings | null;
+  stop: string[] | null;
 };
 
 /** A stored agent from before these settings: their defaults. */
@@ -82,6 +90,7 @@ export function settingsOf(agent: Partial<ModelSettings>): ModelSettings {
     reasoning: agent.reasoning ?? null,
     max_tool_calls: agent.max_tool_calls ?? null,
     thinking: agent.thinking ?? null,
+    stop: agent.stop ?? null,
   };
 }
 
@@ -99,6 +108,7 @@ export const runSettingFields = {
   reasoning: modelSettingFields.reasoning.optional(),
   max_tool_calls: modelSettingFields.max_tool_calls.optional(),
   thinking: modelSettingFields.thinking.optional(),
+  stop: modelSettingFields.stop.optional(),
 };
 
 /** The agent as one run uses it: the run's settings over the agent's; the stored agent is untouched. */

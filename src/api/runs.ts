@@ -1,4 +1,4 @@
-import type { RunSettings } from "../agents";
+import { runSettingFields, type RunSettings } from "../agents";
 import { createRoute, z } from "@hono/zod-openapi";
 import { CLIENT_ID, newId } from "../core/ids";
 import { listRuns, ownedRun } from "../db/runs";
@@ -17,10 +17,9 @@ import { runnableAgent } from "./runnable-agent";
 import { assertRunRecordFits, assertStorable } from "./stored-limits";
 import { callSession, unwrap } from "./session-client";
 
-/** The run's own settings of a create body. */
+/** The run's own settings of a create body: every field of `runSettingFields`. */
 function runSettingsOf(body: z.output<typeof createRunBody>): RunSettings {
-  const { instructions, max_output_tokens, temperature, top_p, tool_choice, parallel_tool_calls, reasoning, max_tool_calls } = body;
-  return { instructions, max_output_tokens, temperature, top_p, tool_choice, parallel_tool_calls, reasoning, max_tool_calls };
+  return Object.fromEntries(Object.keys(runSettingFields).map((key) => [key, body[key as keyof typeof body]])) as RunSettings;
 }
 
 /** How long a replayed continue waits for the run to stop before answering its state. */

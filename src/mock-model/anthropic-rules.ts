@@ -27,6 +27,10 @@ export function checkAnthropicRequest(body: JsonObject): void {
   checkSampling(body);
   checkSystem(body);
   checkThinking(body);
+  for (const sequence of asArray(body.stop_sequences)) {
+    if (sequence === "") throw new InvalidRequest("stop_sequences: each stop sequence must be non-empty");
+    if (typeof sequence === "string" && sequence.trim() === "") throw new InvalidRequest("stop_sequences: each stop sequence must contain non-whitespace");
+  }
   const messages = asArray(body.messages).filter(isObject);
   const first = messages[0];
   if (first && first.role !== "user") throw new InvalidRequest('messages: first message must use the "user" role');

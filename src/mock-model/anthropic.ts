@@ -85,7 +85,7 @@ function deltasOf(block: Block, answer: Answer, last: boolean) {
 
 /** message_start, ping, one start / deltas / stop per content block, message_delta, message_stop. */
 function streamFrames(message: ReturnType<typeof messageOf>, answer: Answer): Frame[] {
-  const { content, usage, stop_reason, stop_details } = message;
+  const { content, usage, stop_reason, stop_sequence, stop_details } = message;
   const frames = [
     namedFrame("message_start", {
       type: "message_start",
@@ -107,7 +107,7 @@ function streamFrames(message: ReturnType<typeof messageOf>, answer: Answer): Fr
   frames.push(
     namedFrame("message_delta", {
       type: "message_delta",
-      delta: { stop_reason, stop_sequence: null, stop_details },
+      delta: { stop_reason, stop_sequence, stop_details },
       usage: {
         input_tokens: usage.input_tokens,
         cache_creation_input_tokens: usage.cache_creation_input_tokens,
@@ -128,8 +128,8 @@ function messageOf(conversation: Conversation, answer: Answer) {
     role: "assistant",
     model: conversation.model,
     content: blocksOf(conversation, answer),
-    stop_reason: answer.stop ?? (answer.kind === "tools" ? "tool_use" : "end_turn"),
-    stop_sequence: null,
+    stop_reason: answer.stop ?? (answer.kind === "tools" ? "tool_use" : answer.stopSequence ? "stop_sequence" : "end_turn"),
+    stop_sequence: answer.kind === "text" ? (answer.stopSequence ?? null) : null,
     stop_details: answer.stop === "refusal" ? { type: "refusal", category: null, explanation: null } : null,
     container: null,
     usage: usageOf(conversation, countTokens(conversation, answer)),

@@ -15,6 +15,7 @@ const MAX_NAME = 64;
 const MAX_TOOL_CALL_ID = 40;
 const MAX_CACHE_KEY = 64;
 const MAX_DESCRIPTION = 1024;
+const MAX_STOP = 4;
 
 const missing = (param: string) =>
   new InvalidRequest(`Missing required parameter: '${param}'.`, param, "missing_required_parameter");
@@ -68,6 +69,13 @@ function checkSampling(body: JsonObject, model: string): void {
       param,
       "unsupported_value",
     );
+  }
+  const stop = body.stop;
+  if (Array.isArray(stop) && stop.length > MAX_STOP) {
+    throw new InvalidRequest(`Invalid 'stop': array too long. Expected an array with maximum length ${MAX_STOP}, but got an array with length ${stop.length} instead.`, "stop", "array_above_max_length");
+  }
+  if (reasoning && stop !== undefined && stop !== null) {
+    throw new InvalidRequest("Unsupported parameter: 'stop' is not supported with this model.", "stop", "unsupported_parameter");
   }
   if (!reasoning && body.reasoning_effort !== undefined && body.reasoning_effort !== null) {
     throw new InvalidRequest("Unsupported parameter: 'reasoning_effort' is not supported with this model.", "reasoning_effort", "unsupported_parameter");

@@ -23,7 +23,8 @@ export type Stop = "max_tokens" | "refusal";
 /** What the offline model answers to one request, before it is put on the wire. */
 export type Plan =
   | { kind: "error"; error: ErrorCase }
-  | { kind: "text"; text: string; deltas: string[]; slowMs: number; cut: boolean; streamError: StreamErrorDirective | null; stop?: Stop }
+  /** `stopSequence`: the request's stop sequence the answer reached (its text ends before it). */
+  | { kind: "text"; text: string; deltas: string[]; slowMs: number; cut: boolean; streamError: StreamErrorDirective | null; stop?: Stop; stopSequence?: string }
   /** `cutArguments`: with `stop: "max_tokens"`, the last call's arguments JSON as far as it got. */
   | { kind: "tools"; calls: ToolDirective[]; slowMs: number; cut: boolean; streamError: StreamErrorDirective | null; stop?: Stop; cutArguments?: string };
 
@@ -62,9 +63,28 @@ export function decide(conversation: Conversation): Plan {
     const json = JSON.stringify(calls[calls.length - 1]?.arguments ?? {});
     return { kind: "tools", calls, ...delivery, stop: "max_tokens", cutArguments: json.slice(0, Math.max(1, Math.floor(json.length / 2))) };
   }
-  if (d.truncate === null) return { kind: "text", ...answer, ...delivery };
+  if (d.truncate === null) return { kind: "text", ...stopAt(answer, stopSequencesOf(conversation.raw)), ...delivery };
   const kept = keptPieces(answer.deltas, d.truncate, maxTokensOf(conversation.raw));
   return { kind: "text", ...firstPieces(answer.deltas, kept), ...delivery, stop: "max_tokens" };
+}
+
+/** The request's stop sequences: Anthropic's `stop_sequences`, Chat Completions' `stop` (a string or a list). */
+function stopSequencesOf(raw: JsonObject): string[] {
+  const given = raw.stop_sequences ?? raw.stop;
+  const list = typeof given === "string" ? [given] : Array.isArray(given) ? given : [];
+  return list.filter((item): item is string => typeof item === "string" && item !== "");
+}
+
+/** An answer that ends where its first stop sequence appears, as a model's does (the sequence itself is not in the text). */
+function stopAt(answer: { text: string; deltas: string[] }, sequences: string[]): { text: string; deltas: string[]; stopSequence?: string } {
+  let first: { at: number; sequence: string } | null = null;
+  for (const sequence of sequences) {
+    const at = answer.text.indexOf(sequence);
+    if (at >= 0 && (first === null || at < first.at)) first = { at, sequence };
+  }
+  if (first === null) return answer;
+  const text = answer.text.slice(0, first.at);
+  return { text, deltas: splitWords(text), stopSequence: first.sequence };
 }
 
 /** The final answer's text and its stream pieces: JSON in chunks, text word by word. */

@@ -70,6 +70,7 @@ export function anthropicParams(request: ModelRequest) {
     max_tokens: request.max_output_tokens,
     ...(toolChoice ? { tool_choice: toolChoice } : {}),
     ...(settings?.thinking ? { thinking: settings.thinking } : {}),
+    ...(settings?.stop ? { stop_sequences: settings.stop } : {}),
     ...(settings?.end_user !== undefined ? { metadata: { user_id: settings.end_user } } : {}),
     messages: toAnthropicMessages(request.messages, request.media, { tools, cache: request.cache_key !== undefined }),
     ...(request.instructions ? { system: toAnthropicSystem(request.instructions) } : {}),

@@ -31,6 +31,7 @@ export function toChatRequest(request: ModelRequest) {
     temperature: settings?.temperature,
     top_p: settings?.top_p,
     reasoning_effort: settings?.reasoning?.effort ?? undefined,
+    stop: settings?.stop,
     safety_identifier: settings?.end_user,
     prompt_cache_key: request.cache_key || undefined,
     response_format: schema

@@ -21,6 +21,8 @@ export type CallSettings = {
   reasoning?: ReasoningSettings;
   /** Anthropic extended thinking. */
   thinking?: ThinkingSettings;
+  /** Sequences that end the answer (Anthropic `stop_sequences`, Chat `stop`). */
+  stop?: string[];
   /** The end user, for the provider's abuse monitoring (OpenAI `safety_identifier`, Anthropic `metadata.user_id`). */
   end_user?: string;
 };

@@ -185,6 +185,7 @@ function callSettings(run: RunRecord): CallSettings {
     ...(settings.parallel_tool_calls ? {} : { parallel_tool_calls: false }),
     ...(settings.reasoning ? { reasoning: settings.reasoning } : {}),
     ...(settings.thinking ? { thinking: settings.thinking } : {}),
+    ...(settings.stop ? { stop: settings.stop } : {}),
     ...(run.caller?.end_user ? { end_user: run.caller.end_user } : {}),
   };
 }
