@@ -1575,6 +1575,10 @@ export interface components {
             } | null;
             /** @description Up to 4 sequences that end the model's answer where they appear (Anthropic, Chat Completions); null: none */
             stop?: string[] | null;
+            /** @description Your end user's id (hash it): sent to the provider for its abuse monitoring (OpenAI `safety_identifier`, Anthropic `metadata.user_id`) */
+            user?: string;
+            /** @description OpenAI's prompt cache key for this run's calls; absent: one per session */
+            prompt_cache_key?: string;
         };
         ContentPart: {
             /** @enum {string} */

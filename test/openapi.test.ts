@@ -56,6 +56,7 @@ describe("GET /openapi.json", () => {
       "metadata",
       "output_schema",
       "parallel_tool_calls",
+      "prompt_cache_key",
       "reasoning",
       "session_id",
       "stop",
@@ -64,6 +65,7 @@ describe("GET /openapi.json", () => {
       "thinking",
       "tool_choice",
       "top_p",
+      "user",
     ]);
     const runContinue = schemaOf(document, document.paths["/v1/agents/{agent_id}/runs/{run_id}/continue"]?.post);
     expect(runContinue?.properties).toHaveProperty("tool_results");

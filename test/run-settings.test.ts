@@ -20,6 +20,21 @@ describe("model settings on agents and runs", () => {
     expect(second?.body).not.toHaveProperty("top_p");
   });
 
+  it("passes a run's end user and prompt cache key to the provider in its own fields", async () => {
+    for (const [provider, expected] of [
+      ["anthropic", { metadata: { user_id: "user-7" } }],
+      ["openai", { safety_identifier: "user-7", prompt_cache_key: "cache-7" }],
+      ["openai-chat", { safety_identifier: "user-7", prompt_cache_key: "cache-7" }],
+    ] as const) {
+      const bucket = crypto.randomUUID();
+      const agent = await createAgent({ provider, model: "m", base_url: upstreamBase(env.GATEWAY_URL, bucket, provider) });
+      const response = await api(`/v1/agents/${agent.id}/runs`, { body: { input: "Hello", user: "user-7", prompt_cache_key: "cache-7" } });
+      expect((await response.json<Run>()).status, provider).toBe("completed");
+      const [sent] = await requestsOf(env.GATEWAY_URL, bucket);
+      expect(sent?.body, provider).toMatchObject(expected);
+    }
+  });
+
   it("refuses settings the provider refuses, naming the field, and stores nothing", async () => {
     const agent = await createAgent();
     const cases: [Record<string, unknown>, string][] = [

@@ -30,6 +30,13 @@ export const createRunBody = z
     output_schema: objectJsonSchema.nullable().optional().openapi({ description: "A JSON Schema object the final answer must match; overrides the agent's (null: the agent's)" }),
     metadata: z.record(z.string(), z.unknown()).default({}).openapi({ description: "Free-form values kept on the run" }),
     ...runSettingFields,
+    user: z
+      .string()
+      .min(1)
+      .max(64)
+      .optional()
+      .openapi({ description: "Your end user's id (hash it): sent to the provider for its abuse monitoring (OpenAI `safety_identifier`, Anthropic `metadata.user_id`)" }),
+    prompt_cache_key: z.string().min(1).max(64).optional().openapi({ description: "OpenAI's prompt cache key for this run's calls; absent: one per session" }),
   })
   .openapi("CreateRun", {
     example: { input: "What time is it in Paris?", session_id: "support-42", stream: true, metadata: { ticket: "T-1001" } },

@@ -164,6 +164,9 @@ export const runRoutes = newRouter()
       stream: body.stream,
       background: body.background,
       settings: runSettingsOf(body),
+      ...(body.user || body.prompt_cache_key
+        ? { caller: { ...(body.user ? { end_user: body.user } : {}), ...(body.prompt_cache_key ? { prompt_cache_key: body.prompt_cache_key } : {}) } }
+        : {}),
     });
     return respond(answer, body);
   })
