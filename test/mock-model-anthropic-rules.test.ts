@@ -110,6 +110,11 @@ const refusals: [string, unknown, string][] = [
     { ...base, model: "claude-opus-4-7", thinking: { type: "enabled", budget_tokens: 1024 }, messages: [ask("hi")] },
     '"thinking.type.enabled" is not supported for this model. Use "thinking.type.adaptive" and "output_config.effort" to control thinking behavior.',
   ],
+  [
+    "a tool input_schema that is not valid JSON Schema",
+    { ...base, tools: [{ name: "f", input_schema: { type: "object", properties: { a: { type: "strng" } } } }], messages: [ask("hi")] },
+    "tools.0.custom.input_schema: JSON schema is invalid. It must match JSON Schema draft 2020-12",
+  ],
   ["an empty stop sequence", { ...base, stop_sequences: [""], messages: [ask("hi")] }, "stop_sequences: each stop sequence must be non-empty"],
   ["a whitespace stop sequence", { ...base, stop_sequences: [" \n"], messages: [ask("hi")] }, "stop_sequences: each stop sequence must contain non-whitespace"],
   // API version 2026-10-21 removed the sampling settings, even at their defaults.

@@ -1,3 +1,4 @@
+import { metaschemaProblem } from "../agents/schema-meta";
 import { modelInfo } from "../providers/model-catalog";
 import { checkAnthropicMedia } from "./anthropic-media-rules";
 import { InvalidRequest } from "./conversation";
@@ -37,6 +38,7 @@ export function checkAnthropicRequest(body: JsonObject): void {
   checkContent(messages);
   checkAnthropicMedia(messages);
   checkToolsDefined(body, messages);
+  checkToolSchemas(body);
   checkToolPairing(messages);
   checkBreakpoints(body, messages);
   checkOutputSchema(body);
@@ -92,6 +94,17 @@ function checkContent(messages: JsonObject[]): void {
         throw new InvalidRequest(`messages.${index}.content.${position}: Invalid \`signature\` in \`thinking\` block`);
       }
     });
+  });
+}
+
+/** Each tool's `input_schema` must be valid JSON Schema (draft 2020-12) with a root `type: "object"`. */
+function checkToolSchemas(body: JsonObject): void {
+  asArray(body.tools).forEach((tool, index) => {
+    if (!isObject(tool) || tool.input_schema === undefined) return;
+    const schema = tool.input_schema;
+    if (!isObject(schema) || schema.type !== "object" || metaschemaProblem(schema) !== null) {
+      throw new InvalidRequest(`tools.${index}.custom.input_schema: JSON schema is invalid. It must match JSON Schema draft 2020-12`);
+    }
   });
 }
 
