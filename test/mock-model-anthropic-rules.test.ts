@@ -115,6 +115,11 @@ const refusals: [string, unknown, string][] = [
     { ...base, tools: [{ name: "f", input_schema: { type: "object", properties: { a: { type: "strng" } } } }], messages: [ask("hi")] },
     "tools.0.custom.input_schema: JSON schema is invalid. It must match JSON Schema draft 2020-12",
   ],
+  [
+    "a forced tool on a model that takes only auto and none",
+    { ...base, model: "claude-fable-5-1", tools, tool_choice: { type: "any" }, messages: [ask("hi")] },
+    'tool_choice: type "tool" and "any" are not supported for this model.',
+  ],
   ["an empty stop sequence", { ...base, stop_sequences: [""], messages: [ask("hi")] }, "stop_sequences: each stop sequence must be non-empty"],
   ["a whitespace stop sequence", { ...base, stop_sequences: [" \n"], messages: [ask("hi")] }, "stop_sequences: each stop sequence must contain non-whitespace"],
   // API version 2026-10-21 removed the sampling settings, even at their defaults.

@@ -131,6 +131,17 @@ describe("offline model: Chat Completions refuses what OpenAI refuses", () => {
     });
   });
 
+  it("function tools on gpt-5.4 and later unless reasoning_effort is none", async () => {
+    const tools = [{ type: "function", function: { name: "f", parameters: { type: "object" } } }];
+    expect(await refusal({ model: "gpt-5.6-terra", messages: [user("hi")], tools })).toEqual({
+      message: "Function tools with reasoning_effort are not supported for gpt-5.6-terra in /v1/chat/completions. To use function tools, use /v1/responses or set reasoning_effort to 'none'.",
+      param: "reasoning_effort",
+      code: null,
+    });
+    const fine = await openaiClient().openai.chat.completions.create({ model: "gpt-5.6-terra", messages: [user("hi")], tools, reasoning_effort: "none" } as never);
+    expect((fine as { choices: { message: { content: string } }[] }).choices[0]?.message.content).toBe("You said: hi");
+  });
+
   it("a tool description over 1024 characters", async () => {
     const tools = [{ type: "function", function: { name: "f", description: "d".repeat(1025), parameters: { type: "object" } } }];
     expect(await refusal({ messages: [user("hi")], tools })).toEqual({

@@ -121,6 +121,21 @@ describe("model settings on agents and runs", () => {
     }
   });
 
+  it("follows each model's tool rules: Chat Completions gpt-5.4+ gets tools without reasoning, Fable 5.1 takes no forced tool", async () => {
+    const chat = await createAgent({ provider: "openai-chat", model: "gpt-5.6-terra", base_url: "mock:", tools: [{ type: "builtin", name: "current_time" }] });
+    const run = await api(`/v1/agents/${chat.id}/runs`, { body: { input: "[[tool current_time {}]] time?" } });
+    expect(await run.json<Run>()).toMatchObject({ status: "completed" });
+    const refusals: [Record<string, unknown>, string][] = [
+      [{ provider: "openai-chat", model: "gpt-5.6-terra", tools: [{ type: "builtin", name: "current_time" }], reasoning: { effort: "high" } }, "reasoning.effort"],
+      [{ provider: "anthropic", model: "claude-fable-5-1", tools: [{ type: "builtin", name: "current_time" }], tool_choice: "required" }, "tool_choice"],
+    ];
+    for (const [body, path] of refusals) {
+      const refused = await api("/v1/agents", { body });
+      expect(refused.status, path).toBe(400);
+      expect((await refused.json<{ error: { details: { fields: { path: string }[] } } }>()).error.details.fields.map((f) => f.path)).toContain(path);
+    }
+  });
+
   it("sends no system prompt for instructions of whitespace alone (Anthropic refuses a whitespace-only system block)", async () => {
     const bucket = crypto.randomUUID();
     const agent = await createAgent({ provider: "anthropic", model: "claude-test", base_url: upstreamBase(env.GATEWAY_URL, bucket, "anthropic"), instructions: " \n\t" });

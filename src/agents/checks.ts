@@ -1,8 +1,8 @@
 import { operatorEndpointProblem, type ProviderEnv } from "../providers";
 import { pricesOf } from "../providers/pricing";
 import { checkOutboundUrl } from "../tools/url-guard";
-import { isReasoningModel } from "../providers/openai-reasoning";
-import { modelInfo } from "../providers/model-catalog";
+import { chatToolsNeedNoReasoning, isReasoningModel } from "../providers/openai-reasoning";
+import { modelInfo, refusesForcedToolChoice } from "../providers/model-catalog";
 import { MOCK_BASE_URL } from "./definition";
 import { schemaProblem } from "./output-validation";
 import type { AgentDefinition } from "./definition";
@@ -124,6 +124,9 @@ export function settingsProblems(definition: AgentDefinition): DefinitionProblem
   const anthropic = definition.provider === "anthropic" || definition.provider === "mock";
   const { temperature, top_p, reasoning } = definition;
   problems.push(...thinkingProblems(definition, anthropic, model));
+  if (anthropic && (choice === "required" || typeof choice === "object") && refusesForcedToolChoice(definition.model)) {
+    problems.push({ path: "tool_choice", message: `must be "auto" or "none" for ${definition.model}: it refuses a forced tool` });
+  }
   if (anthropic) {
     // The Messages API version the Anthropic SDK speaks (2026-10-21) refuses every sampling setting.
     for (const [path, value] of [["temperature", temperature], ["top_p", top_p]] as const) {
@@ -133,6 +136,10 @@ export function settingsProblems(definition: AgentDefinition): DefinitionProblem
       problems.push({ path: "reasoning", message: `is for OpenAI reasoning models; provider ${definition.provider} has no reasoning effort` });
     }
     return problems;
+  }
+  const effort = reasoning?.effort ?? null;
+  if (definition.provider === "openai-chat" && definition.tools.length > 0 && chatToolsNeedNoReasoning(definition.model) && effort !== null && effort !== "none") {
+    problems.push({ path: "reasoning.effort", message: `must be "none" with tools for ${definition.model} on Chat Completions (OpenAI refuses function tools with reasoning there; use provider openai)` });
   }
   if (definition.stop != null && definition.provider === "openai") {
     problems.push({ path: "stop", message: "is not taken by provider openai: the Responses API has no stop sequences (provider openai-chat has)" });

@@ -1,5 +1,5 @@
 import { metaschemaProblem } from "../agents/schema-meta";
-import { modelInfo } from "../providers/model-catalog";
+import { modelInfo, refusesForcedToolChoice } from "../providers/model-catalog";
 import { checkAnthropicMedia } from "./anthropic-media-rules";
 import { InvalidRequest } from "./conversation";
 import { thinkingSignatureValid } from "./anthropic-thinking";
@@ -28,6 +28,10 @@ export function checkAnthropicRequest(body: JsonObject): void {
   checkSampling(body);
   checkSystem(body);
   checkThinking(body);
+  const forced = isObject(body.tool_choice) ? body.tool_choice.type : undefined;
+  if ((forced === "any" || forced === "tool") && refusesForcedToolChoice(String(body.model ?? ""))) {
+    throw new InvalidRequest('tool_choice: type "tool" and "any" are not supported for this model.');
+  }
   for (const sequence of asArray(body.stop_sequences)) {
     if (sequence === "") throw new InvalidRequest("stop_sequences: each stop sequence must be non-empty");
     if (typeof sequence === "string" && sequence.trim() === "") throw new InvalidRequest("stop_sequences: each stop sequence must contain non-whitespace");

@@ -1,5 +1,5 @@
 import { modelInfo } from "../providers/model-catalog";
-import { isReasoningModel } from "../providers/openai-reasoning";
+import { chatToolsNeedNoReasoning, isReasoningModel } from "../providers/openai-reasoning";
 import { InvalidRequest } from "./conversation";
 import { asArray, asString, isObject, type JsonObject } from "./values";
 
@@ -73,6 +73,12 @@ function checkSampling(body: JsonObject, model: string): void {
   const stop = body.stop;
   if (Array.isArray(stop) && stop.length > MAX_STOP) {
     throw new InvalidRequest(`Invalid 'stop': array too long. Expected an array with maximum length ${MAX_STOP}, but got an array with length ${stop.length} instead.`, "stop", "array_above_max_length");
+  }
+  if (asArray(body.tools).length > 0 && chatToolsNeedNoReasoning(model) && body.reasoning_effort !== "none") {
+    throw new InvalidRequest(
+      `Function tools with reasoning_effort are not supported for ${model} in /v1/chat/completions. To use function tools, use /v1/responses or set reasoning_effort to 'none'.`,
+      "reasoning_effort",
+    );
   }
   if (reasoning && stop !== undefined && stop !== null) {
     throw new InvalidRequest("Unsupported parameter: 'stop' is not supported with this model.", "stop", "unsupported_parameter");

@@ -41,3 +41,12 @@ export function modelInfo(provider: ProviderName | "mock", model: string): Model
   const undated = DATED.exec(name)?.[1];
   return undated === undefined ? null : (byId.get(`${vendor}:${undated}`) ?? null);
 }
+
+/**
+ * Whether an Anthropic model refuses a forced tool choice (`any`, or a named tool): Claude Opus
+ * 5.5, Fable 5.1 and Mythos 5.1 take only `auto` and `none` ("tool_choice: type "tool" and "any"
+ * are not supported for this model."). By name, as the catalog may not list them yet.
+ */
+export function refusesForcedToolChoice(model: string): boolean {
+  return /^(anthropic\/)?claude-(opus-5-5|fable-5-[1-9]|mythos-5-[1-9])/.test(model.toLowerCase());
+}

@@ -1,6 +1,7 @@
 import type OpenAI from "openai";
 import type { ChatCompletionChunk, ChatCompletionCreateParamsStreaming } from "openai/resources/chat/completions";
 import { chatToolChoice } from "./call-settings";
+import { chatToolsNeedNoReasoning } from "./openai-reasoning";
 import { callError, firstTokenClock, guardStream, requestOptions } from "./call-support";
 import { ModelCallAbortedError, streamCutError } from "./errors";
 import { createOpenAIClient } from "./openai-client";
@@ -30,7 +31,8 @@ export function toChatRequest(request: ModelRequest) {
     parallel_tool_calls: tools ? settings?.parallel_tool_calls : undefined,
     temperature: settings?.temperature,
     top_p: settings?.top_p,
-    reasoning_effort: settings?.reasoning?.effort ?? undefined,
+    // gpt-5.4 and later take function tools on Chat Completions only without reasoning.
+    reasoning_effort: settings?.reasoning?.effort ?? (tools && chatToolsNeedNoReasoning(request.model) ? "none" : undefined),
     stop: settings?.stop,
     safety_identifier: settings?.end_user,
     prompt_cache_key: request.cache_key || undefined,

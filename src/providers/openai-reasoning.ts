@@ -13,3 +13,13 @@ export function isReasoningModel(model: string): boolean {
   const name = model.toLowerCase().replace(/^openai\//, "");
   return /^(o\d|gpt-[56]|codex)/.test(name) && !/-chat\b/.test(name);
 }
+
+/**
+ * Whether an OpenAI model takes function tools on Chat Completions only with
+ * `reasoning_effort: "none"` (gpt-5.4 and later, gpt-6): "Function tools with reasoning_effort
+ * are not supported for MODEL in /v1/chat/completions", even when the effort is left out.
+ */
+export function chatToolsNeedNoReasoning(model: string): boolean {
+  const name = model.toLowerCase().replace(/^openai\//, "");
+  return /^(gpt-5\.([4-9]|\d{2,})|gpt-[6-9])/.test(name);
+}
