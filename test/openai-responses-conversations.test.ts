@@ -128,6 +128,11 @@ describe("conversations brought by the client on /v1/responses", () => {
     expect((wrong as InstanceType<typeof OpenAI.BadRequestError>).error).toMatchObject({ param: "input[1]" });
     const answered = await client.responses.create({ model: agent.id, input: resent, tools: [weather] });
     expect(answered).toMatchObject({ id: paused.id, status: "completed", output_text: "You said: weather?\nget_weather returned: mild" });
+    // Sent again (no Idempotency-Key): the response no longer waits, and no new session runs the turn again.
+    const again = await client.responses.create({ model: agent.id, input: resent, tools: [weather] }).catch((e: unknown) => e);
+    expect(again).toBeInstanceOf(OpenAI.BadRequestError);
+    expect((again as InstanceType<typeof OpenAI.BadRequestError>).error).toMatchObject({ param: "input[2].call_id" });
+    expect((await (await api(`/v1/agents/${agent.id}/runs`)).json<{ data: unknown[] }>()).data).toHaveLength(1);
   });
 
   it("refuses, naming the item, what would break the seeded session, and stores nothing", async () => {
@@ -137,6 +142,8 @@ describe("conversations brought by the client on /v1/responses", () => {
       [[{ role: "user", content: "a" }, { type: "function_call", call_id: "c1", name: "f", arguments: "{}" }, { role: "user", content: "b" }], "input[1]", "no function_call_output"],
       [[{ role: "user", content: "a" }, { type: "function_call", call_id: "c1", name: "f", arguments: "{bad" }, { type: "function_call_output", call_id: "c1", output: "x" }, { role: "user", content: "b" }], "input[1].arguments", "JSON"],
       [[{ role: "user", content: "a" }, { type: "item_reference", id: "msg_run_nosuchrun" }, { role: "user", content: "b" }], "input[1].id", "no output item"],
+      [[{ role: "user", content: "a" }, { type: "function_call", call_id: "c1", name: "f", arguments: "5" }, { type: "function_call_output", call_id: "c1", output: "x" }, { role: "user", content: "b" }], "input[1].arguments", "JSON object"],
+      [[{ role: "user", content: "a" }, { type: "function_call", call_id: "c1", name: "f", arguments: `${"[".repeat(200)}${"]".repeat(200)}` }, { type: "function_call_output", call_id: "c1", output: "x" }, { role: "user", content: "b" }], "input[1].arguments", "nests deeper"],
       [[{ role: "user", content: "a" }, { role: "assistant", content: "b" }], "input[1]", "must end with a user message"],
     ];
     for (const [input, param, reason] of cases) {

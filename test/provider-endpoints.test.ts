@@ -39,6 +39,8 @@ describe("isOperatorEndpoint", () => {
     "https://gateway.ai.cloudflare.com/v1/acc/gw/../../other-account/gw/openai",
     "https://gateway.ai.cloudflare.com/v1/acc/gw/%2e%2e/%2E%2E/other-account/gw/openai",
     "https://gateway.ai.cloudflare.com/v1/acc/gw2/openai",
+    // A proxy that decodes %2F would route this elsewhere.
+    "https://gateway.ai.cloudflare.com/v1/acc/gw/..%2F..%2Fother/gw/openai",
     "https://api.anthropic.com",
     "not a url",
     "mock:",

@@ -145,6 +145,13 @@ describe("model settings on agents and runs", () => {
     expect(sent?.body).not.toHaveProperty("system");
   });
 
+  it("forces a tool call only until the run's first one (tool_choice required), so the model can answer", async () => {
+    const agent = await createAgent({ tools: [{ type: "builtin", name: "current_time" }] });
+    const response = await api(`/v1/agents/${agent.id}/runs`, { body: { input: "time?", tool_choice: "required" } });
+    const run = await response.json<Run & { metrics: { model_calls: number; tool_calls: number } }>();
+    expect(run).toMatchObject({ status: "completed", metrics: { model_calls: 2, tool_calls: 1 } });
+  });
+
   it("obeys tool_choice none on the runs route: the model answers without calling", async () => {
     const agent = await createAgent({ tools: [{ type: "builtin", name: "current_time" }] });
     const response = await api(`/v1/agents/${agent.id}/runs`, { body: { input: "[[tool current_time {}]] time?", tool_choice: "none" } });

@@ -50,12 +50,6 @@ export function definitionProblems(definition: AgentDefinition, env: CheckEnv): 
     const reason = checkOutboundUrl(tool.url, env.ENVIRONMENT);
     if (reason) problems.push({ path: `tools.${index}.url`, message: reason });
   });
-  if (definition.provider === "openai" && definition.max_output_tokens < RESPONSES_MIN_OUTPUT_TOKENS) {
-    problems.push({
-      path: "max_output_tokens",
-      message: `must be at least ${RESPONSES_MIN_OUTPUT_TOKENS} for provider openai (the Responses API refuses less)`,
-    });
-  }
   problems.push(...settingsProblems(definition));
   const outputProblem = definition.output_schema === null ? null : schemaProblem(definition.output_schema);
   if (outputProblem) problems.push({ path: "output_schema", message: outputProblem });
@@ -116,6 +110,12 @@ export function settingsProblems(definition: AgentDefinition): DefinitionProblem
     problems.push({ path: "tool_choice.name", message: `names no tool of the agent (its tools: ${tools.join(", ") || "none"})` });
   } else if (choice === "required" && tools.length === 0) {
     problems.push({ path: "tool_choice", message: '"required" needs at least one tool' });
+  }
+  if (definition.provider === "openai" && definition.max_output_tokens < RESPONSES_MIN_OUTPUT_TOKENS) {
+    problems.push({
+      path: "max_output_tokens",
+      message: `must be at least ${RESPONSES_MIN_OUTPUT_TOKENS} for provider openai (the Responses API refuses less)`,
+    });
   }
   const model = modelInfo(definition.provider, definition.model);
   if (model && definition.max_output_tokens > model.max_output_tokens) {

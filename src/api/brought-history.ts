@@ -32,28 +32,25 @@ function renamed(error: unknown, paths: string[]): unknown {
  * the media, in order, ready to store with the turn's.
  */
 export async function checkBroughtHistory(history: BroughtMessage[], environment: string | undefined): Promise<ResolvedPart[]> {
-  const media: ContentPart[] = [];
-  const paths: string[] = [];
-  history.forEach((message, index) => {
+  const resolved: ResolvedPart[] = [];
+  for (const [index, message] of history.entries()) {
     const bytes = new TextEncoder().encode(JSON.stringify(isUser(message) ? message.parts : message.content)).byteLength;
     if (bytes > MAX_MESSAGE_BYTES) {
       const path = isUser(message) ? (message.paths[0] ?? "input") : "input";
       const text = `message ${index} of the conversation is ${bytes} bytes, over the limit of ${MAX_MESSAGE_BYTES}`;
       throw new ApiError("payload_too_large", text, { fields: [{ path, message: text }] });
     }
-    if (!isUser(message)) return;
-    message.parts.forEach((part, position) => {
-      if (part.type === "text") return;
-      media.push(part);
-      paths.push(message.paths[position] ?? "input");
-    });
-  });
-  if (media.length === 0) return [];
-  try {
-    return await resolveInput(parseInput(media, environment), environment);
-  } catch (error) {
-    throw renamed(error, paths);
+    if (!isUser(message)) continue;
+    // Each earlier user message is checked as the input it once was: its own parts and media limits.
+    const media = message.parts.flatMap((part, position) => (part.type === "text" ? [] : [{ part, path: message.paths[position] ?? "input" }]));
+    if (media.length === 0) continue;
+    try {
+      resolved.push(...(await resolveInput(parseInput(media.map(({ part }) => part), environment), environment)));
+    } catch (error) {
+      throw renamed(error, media.map(({ path }) => path));
+    }
   }
+  return resolved;
 }
 
 /** The brought history as transcript messages, its media parts replaced by their stored references, in order. */

@@ -25,8 +25,9 @@ export async function startWithMedia(
 ): Promise<RunAnswer> {
   const staged = await stageInput(env.MEDIA, scope, scope.run_id, parts);
   if (staged.written.length === 0) return start(staged.input);
-  // The first `pinned` parts are a brought history's media: the run's messages keep them, not its input.
-  const keptWith = (run: { input: InputPart[] }) => [...run.input, ...staged.input.slice(0, pinned)];
+  // The first `pinned` parts are a brought history's media: the run's messages keep them, not its
+  // input, unless the run existed already (a retry), whose history came with the first request.
+  const keptWith = (run: { input: InputPart[] }, replayed = false) => [...run.input, ...(replayed ? [] : staged.input.slice(0, pinned))];
   let answer: RunAnswer;
   try {
     answer = await start(staged.input);
@@ -35,7 +36,7 @@ export async function startWithMedia(
     throw error;
   }
   try {
-    await releaseUnreferenced(env.MEDIA, scope, staged.written, answer.ok ? keptWith(answer.run) : []);
+    await releaseUnreferenced(env.MEDIA, scope, staged.written, answer.ok ? keptWith(answer.run, answer.replayed) : []);
   } catch (error) {
     // The answer stands (a 409 stays a 409); the leftovers are under the session's prefix.
     logKept(scope, staged.written.length, error);
@@ -43,7 +44,12 @@ export async function startWithMedia(
   return answer;
 }
 
-async function releaseIfNotRecorded(env: Env, scope: TurnScope, written: string[], keptWith: (run: { input: InputPart[] }) => InputPart[]): Promise<void> {
+async function releaseIfNotRecorded(
+  env: Env,
+  scope: TurnScope,
+  written: string[],
+  keptWith: (run: { input: InputPart[] }) => InputPart[],
+): Promise<void> {
   const identity = { tenant: scope.tenant, session_id: scope.session_id };
   try {
     const found = await callSession(env, scope.tenant, scope.session_id, (stub) => stub.getRun(identity, scope.run_id), { idempotent: true });

@@ -60,12 +60,14 @@ export async function startTurn(c: Context<AppEnv>, idempotencyBody: unknown, tu
   agentLookup.catch(() => {});
   if (!keyed) await refuseEarly(c, turn);
   const agent = turnAgent(await agentLookup, turn);
-  assertRunRecordFits({ agent, input: parsed, output_schema: turn.output_schema, metadata: turn.metadata });
+  const surface = turn.surface ? turn.surface(agent) : undefined;
+  assertRunRecordFits({ agent, input: parsed, output_schema: turn.output_schema, metadata: turn.metadata, surface });
   const parts = await resolveInput(parsed, c.env.ENVIRONMENT);
   const historyMedia = turn.history ? await checkBroughtHistory(turn.history, c.env.ENVIRONMENT) : [];
-  const { plan, replay } = await idempotentPlan(c, idempotencyBody, { session_id: turn.session_id ?? newId("ses"), run_id: newId("run") }, turnPlan);
-  // A retried request is answered its first run: its history was stored then, so its media are not stored again.
-  const seeded = replay ? [] : historyMedia;
+  const { plan } = await idempotentPlan(c, idempotencyBody, { session_id: turn.session_id ?? newId("ses"), run_id: newId("run") }, turnPlan);
+  // Stored even for a retried request (its first may never have reached the session); released
+  // again when the session answers with the run the first request made.
+  const seeded = historyMedia;
   // Media are written to R2 only now, every check passed, and deleted again if the session refuses the turn.
   return startWithMedia(c.env, { tenant, ...plan }, [...seeded, ...parts], (staged) => {
     const input = staged.slice(seeded.length);
@@ -84,7 +86,7 @@ export async function startTurn(c: Context<AppEnv>, idempotencyBody: unknown, tu
         new_session: turn.session_id === undefined && !keyed,
         ...(history ? { history } : {}),
         ...(turn.caller ? { caller: turn.caller } : {}),
-        ...(turn.surface ? { surface: turn.surface(agent) } : {}),
+        ...(surface ? { surface } : {}),
       }),
     );
   }, seeded.length);

@@ -22,6 +22,8 @@ export type RunRecordParts = {
   input: readonly { type: string; text?: string }[];
   output_schema: unknown;
   metadata: unknown;
+  /** What the API surface keeps with the run (`/v1/responses`: surface.ts). */
+  surface?: unknown;
 };
 
 /**
@@ -36,13 +38,14 @@ export function assertRunRecordFits(parts: RunRecordParts): void {
     input: utf8Bytes(text),
     output_schema: utf8Bytes(parts.output_schema ?? null),
     metadata: utf8Bytes(parts.metadata ?? {}),
+    surface: parts.surface === undefined ? 0 : utf8Bytes(parts.surface),
     answer: parts.agent.max_output_tokens * ANSWER_BYTES_PER_TOKEN,
   };
-  const total = sizes.agent + sizes.input + sizes.output_schema + sizes.metadata + sizes.answer;
+  const total = sizes.agent + sizes.input + sizes.output_schema + sizes.metadata + sizes.surface + sizes.answer;
   if (total <= MAX_RUN_RECORD_BYTES) return;
   const message =
     `The run could store ${total} bytes (agent ${sizes.agent}, input text ${sizes.input}, output_schema ${sizes.output_schema}, ` +
-    `metadata ${sizes.metadata}, an answer of max_output_tokens ${parts.agent.max_output_tokens} × ${ANSWER_BYTES_PER_TOKEN}), ` +
+    `metadata ${sizes.metadata}, the request's own fields ${sizes.surface}, an answer of max_output_tokens ${parts.agent.max_output_tokens} × ${ANSWER_BYTES_PER_TOKEN}), ` +
     `over the limit of ${MAX_RUN_RECORD_BYTES}`;
   throw new ApiError("payload_too_large", message, { fields: [{ path: "input", message }] });
 }

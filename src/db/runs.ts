@@ -36,7 +36,7 @@ export async function ownedRun(d1: D1Database, tenant: string, agentId: string |
  * resends its history with the results (no `previous_response_id`) continues it. Call ids are
  * the providers' and unique (docs/responses-api.md).
  */
-export async function pausedRunWaitingFor(d1: D1Database, tenant: string, callId: string): Promise<RunRecord | null> {
+export async function pausedRunWaitingFor(d1: D1Database, tenant: string, agentId: string, callId: string): Promise<RunRecord | null> {
   const row = await database(d1)
     .select(columns)
     .from(runs)
@@ -45,6 +45,7 @@ export async function pausedRunWaitingFor(d1: D1Database, tenant: string, callId
       and(
         eq(runs.status, "paused"),
         eq(runs.tenant, tenant),
+        eq(runs.agentId, agentId),
         sql`EXISTS (SELECT 1 FROM json_each(${runs.body}, '$.required_actions') WHERE json_extract(value, '$.tool_call_id') = ${callId})`,
       ),
     )

@@ -89,7 +89,12 @@ export function operatorPrefixes(provider: ProviderName, env: EndpointEnv): read
 export function isOperatorEndpoint(provider: ProviderName, url: string, env: EndpointEnv): boolean {
   const target = prefixOf(url);
   if (target === null) return false;
+  // An encoded slash, backslash or dot is one segment here, but a proxy that decodes it routes elsewhere.
+  const encoded = target.segments.some((segment) => /%(2f|5c|2e)/i.test(segment));
   return operatorPrefixes(provider, env).some(
-    (prefix) => prefix.origin === target.origin && prefix.segments.every((segment, index) => target.segments[index] === segment),
+    (prefix) =>
+      prefix.origin === target.origin &&
+      (prefix.segments.length === 0 || !encoded) &&
+      prefix.segments.every((segment, index) => target.segments[index] === segment),
   );
 }

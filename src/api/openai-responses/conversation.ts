@@ -2,6 +2,7 @@ import type { Block, Message } from "../../core/messages";
 import type { BroughtMessage } from "../brought-history";
 import type { ContentPart } from "../../media";
 import type { FileType, ImageType } from "../../media/limits";
+import { jsonDepthExcess, MAX_JSON_DEPTH } from "../../core/json-depth";
 import { invalidFields } from "../errors";
 import type { CreateResponseBody } from "./request";
 import { DATA_URL, type FunctionCallOutput, type InputContent, type InputItem } from "./input-items";
@@ -88,13 +89,19 @@ const textOfOutput = (output: FunctionCallOutput["output"]) =>
 /** A `function_call_output` item's result as a tool result's text. */
 export const outputText = (item: FunctionCallOutput) => textOfOutput(item.output);
 
-/** A function call's `arguments` text as its JSON value; not JSON is a 400 naming the item. */
-export function callArguments(text: string, index: number): unknown {
+/** A function call's `arguments` text as its JSON object; anything else (or nested too deep) is a 400 naming the item. */
+export function callArguments(text: string, index: number): Record<string, unknown> {
+  const refuse = (message: string) => invalidFields([{ path: `input.${index}.arguments`, message }]);
+  const json = text === "" ? "{}" : text;
+  if (jsonDepthExcess(json) !== null) throw refuse(`nests deeper than ${MAX_JSON_DEPTH} levels`);
+  let value: unknown;
   try {
-    return JSON.parse(text === "" ? "{}" : text);
+    value = JSON.parse(json);
   } catch {
-    throw invalidFields([{ path: `input.${index}.arguments`, message: "must be a JSON object's text" }]);
+    throw refuse("must be a JSON object's text");
   }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) throw refuse("must be a JSON object's text");
+  return value as Record<string, unknown>;
 }
 
 /**

@@ -1,7 +1,7 @@
 import type { Context } from "hono";
 import type { RunEvent, RunRecord } from "../../session";
 import type { AppEnv } from "../router";
-import { invalidFields } from "../errors";
+import { ApiError, invalidFields } from "../errors";
 import { storedEventsOf } from "./answer";
 import { ownedResponse } from "./deleted-responses";
 import type { ReadInput } from "./conversation";
@@ -9,6 +9,9 @@ import type { InputItem } from "./input-items";
 
 /** The run an output item's id names: `msg_<run id>[_<seq>]`, `fc_<run id>_<call>`, `fco_<run id>_<call>` (tool-items.ts). */
 const ITEM_ID = /^(?:msg|fco?)_(run_[0-9a-z]+)(?:_.+)?$/;
+
+/** The responses one request's item references may name (each is a D1 read and a session call). */
+const MAX_REFERENCED_RESPONSES = 20;
 
 const textOf = (value: unknown) => (typeof value === "string" ? value : JSON.stringify(value ?? null));
 
@@ -54,6 +57,10 @@ function itemsOfRun(run: RunRecord, events: RunEvent[]): Map<string, InputItem> 
  */
 export async function resolveReferences(c: Context<AppEnv>, earlier: ReadInput["earlier"]): Promise<ReadInput["earlier"]> {
   const tenant = c.get("tenant");
+  const named = new Set(earlier.flatMap(({ item }) => (item.type === "item_reference" ? [ITEM_ID.exec(item.id)?.[1] ?? ""] : [])));
+  if (named.size > MAX_REFERENCED_RESPONSES) {
+    throw invalidFields([{ path: "input", message: `item references name ${named.size} responses; at most ${MAX_REFERENCED_RESPONSES} in one request` }]);
+  }
   const runs = new Map<string, Promise<Map<string, InputItem>>>();
   const itemsOf = (runId: string) => {
     let found = runs.get(runId);
@@ -70,7 +77,9 @@ export async function resolveReferences(c: Context<AppEnv>, earlier: ReadInput["
     earlier.map(async (entry) => {
       if (entry.item.type !== "item_reference") return entry;
       const runId = ITEM_ID.exec(entry.item.id)?.[1];
-      const item = runId === undefined ? undefined : (await itemsOf(runId).catch(() => new Map<string, InputItem>())).get(entry.item.id);
+      // An unknown (or foreign) response is no output of the caller's; any other failure is the server's.
+      const notFound = (error: unknown) => (error instanceof ApiError && error.type === "not_found" ? new Map<string, InputItem>() : Promise.reject(error));
+      const item = runId === undefined ? undefined : (await itemsOf(runId).catch(notFound)).get(entry.item.id);
       if (!item) throw invalidFields([{ path: `input.${entry.index}.id`, message: `${entry.item.id} is no output item of a response of yours` }]);
       return { item, index: entry.index };
     }),

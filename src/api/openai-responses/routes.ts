@@ -16,7 +16,7 @@ import { responseOf, streamResponse, watchResponse } from "./answer";
 import { continueWithOutputs } from "./continue-response";
 import { markResponseDeleted, ownedResponse } from "./deleted-responses";
 import { renderInputItems } from "./render";
-import { historyOf, readInput, type ReadInput } from "./conversation";
+import { historyOf, outputText, readInput, type ReadInput } from "./conversation";
 import { resolveReferences } from "./references";
 import { createResponseBody, type CreateResponseBody } from "./request";
 import { responseRunSettings, runAgent } from "./run-agent";
@@ -178,11 +178,12 @@ async function pausedResponseOf(c: Context<AppEnv>, body: CreateResponseBody, re
   // Named, the response is answered whatever its state: a retry after it went on is a replay (continue-response.ts).
   if (body.previous_response_id) return ownedResponse(c.env.DB, tenant, body.previous_response_id);
   const first = read.outputs[0] as ReadInput["outputs"][number];
-  const waiting = await pausedRunWaitingFor(c.env.DB, tenant, first.item.call_id);
+  const waiting = await pausedRunWaitingFor(c.env.DB, tenant, body.model, first.item.call_id);
   const prior = waiting ? null : continuedRunOf(await priorResult(c, body));
   const run = waiting ?? (prior ? await ownedResponse(c.env.DB, tenant, prior) : null);
   const conversation = typeof body.conversation === "string" ? body.conversation : body.conversation?.id;
   if (run && (conversation === undefined || conversation === run.session_id)) return run;
+  await refuseAnsweredCalls(c, read);
   if (!body.previous_response_id && !conversation) return null;
   const waits = run?.status === "paused" ? "waits for other calls" : "waits for no function call outputs";
   throw invalidFields([{ path: `input.${first.index}.call_id`, message: `answers no call of a paused response: the response ${waits}` }]);
@@ -203,6 +204,26 @@ async function callerOf(body: CreateResponseBody): Promise<RunCaller | undefined
   return { ...(end_user !== undefined ? { end_user } : {}), ...(prompt_cache_key !== undefined ? { prompt_cache_key } : {}) };
 }
 
+/** Agentry's function_call item id: `fc_<run id>_<call id>` (tool-items.ts). */
+const FUNCTION_CALL_ID = /^fc_(run_[0-9a-z]+)_/;
+
+/**
+ * Outputs for calls of one of the caller's responses that no longer waits for them (answered
+ * already, cancelled, ended) are refused, naming the output: seeding a new session with them
+ * would run the turn again. Known by the resent `function_call` item's Agentry id.
+ */
+async function refuseAnsweredCalls(c: Context<AppEnv>, read: ReadInput): Promise<void> {
+  for (const { item, index } of read.outputs) {
+    const call = read.earlier.find((entry) => entry.item.type === "function_call" && entry.item.call_id === item.call_id)?.item;
+    const runId = call?.type === "function_call" ? FUNCTION_CALL_ID.exec(call.id ?? "")?.[1] : undefined;
+    if (runId === undefined) continue;
+    const run = await ownedResponse(c.env.DB, c.get("tenant"), runId).catch(() => null);
+    if (run && run.status !== "paused") {
+      throw invalidFields([{ path: `input.${index}.call_id`, message: `response ${run.id} no longer waits for this call (it is ${run.status}): send the next turn as a message` }]);
+    }
+  }
+}
+
 /** The run a first request with the same Idempotency-Key continued (its stored plan), or null. */
 function continuedRunOf(prior: unknown): string | null {
   // A continuation stores only the run id; a new turn also its session (start-turn.ts).
@@ -215,8 +236,8 @@ export const openAiResponseRoutes = newRouter()
   .openapi(createResponse, async (c) => {
     const body = c.req.valid("json");
     const metadata = body.metadata ?? {};
-    assertStorable({ metadata });
     const read = readInput(body.input);
+    assertStorable({ metadata, tool_results: read.outputs.map(({ item }) => ({ output: outputText(item) })) });
     if (read.outputs.length > 0) {
       const paused = await pausedResponseOf(c, body, read);
       if (paused) return continueWithOutputs(c, body, read, paused);

@@ -56,7 +56,12 @@ export type SessionFailure = { type: ApiErrorType; message: string; details?: Re
 export type Result<T> = ({ ok: true } & T) | { ok: false; error: SessionFailure };
 
 /** A started or continued run: its stream, or the Run once it has stopped. */
-export type RunAnswer = Result<{ run: Run; stream: ReadableStream<Uint8Array> | null }>;
+export type RunAnswer = Result<{
+  run: Run;
+  stream: ReadableStream<Uint8Array> | null;
+  /** The run existed already (a retried request): this request created nothing. */
+  replayed?: boolean;
+}>;
 
 export type SessionView = {
   id: string;

@@ -42,7 +42,8 @@ export async function createRun(core: SessionCore, spec: NewRun): Promise<RunAns
   if (existing) {
     // A retried request (same Idempotency-Key) is answered the run it created, its events from the start.
     const replay = spec.stream ? core.replayOf(spec, existing.id, 0) : null;
-    return core.answer(existing.id, replay, !spec.background);
+    const answer = await core.answer(existing.id, replay, !spec.background);
+    return answer.ok ? { ...answer, replayed: true } : answer;
   }
   const owner = core.store.getMeta("agent_id");
   if (owner !== null && owner !== spec.agent.id) return fail("not_found", `Session ${spec.session_id} not found`);

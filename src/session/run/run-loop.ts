@@ -178,10 +178,14 @@ async function modelStep(host: LoopHost, run: RunRecord, branch: StoredMessage[]
 function callSettings(run: RunRecord): CallSettings {
   const settings = settingsOf(run.agent);
   const exhausted = settings.max_tool_calls !== null && run.metrics.tool_calls >= settings.max_tool_calls;
+  // A forced choice (`required`, a named tool) holds until the run's first tool call, as the
+  // Agents SDK resets it: forced on every step, the model could never answer.
+  const forced = settings.tool_choice === "required" || typeof settings.tool_choice === "object";
+  const choice = forced && run.metrics.tool_calls > 0 ? "auto" : settings.tool_choice;
   return {
     ...(settings.temperature !== null ? { temperature: settings.temperature } : {}),
     ...(settings.top_p !== null ? { top_p: settings.top_p } : {}),
-    ...(exhausted ? { tool_choice: "none" as const } : settings.tool_choice !== "auto" ? { tool_choice: settings.tool_choice } : {}),
+    ...(exhausted ? { tool_choice: "none" as const } : choice !== "auto" ? { tool_choice: choice } : {}),
     ...(settings.parallel_tool_calls ? {} : { parallel_tool_calls: false }),
     ...(settings.reasoning ? { reasoning: settings.reasoning } : {}),
     ...(settings.thinking ? { thinking: settings.thinking } : {}),

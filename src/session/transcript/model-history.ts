@@ -24,7 +24,8 @@ export const compactedBranch = (host: Pick<LoopHost, "store" | "compactions">, r
 export async function modelHistory(host: LoopHost, run: RunRecord, branch: StoredMessage[], signal: AbortSignal): Promise<Message[]> {
   // An earlier turn that a provider refused (its input, most likely) is not sent again.
   const refused = host.store.refusedRuns();
-  const kept = refused.size === 0 ? branch : branch.filter((message) => message.run_id === run.id || !refused.has(message.run_id));
+  // A branch of a refused run (its retry, a fork) goes on from it: those messages stay.
+  const kept = refused.size === 0 ? branch : branch.filter((message) => message.run_id === run.id || message.run_id === run.parent_run_id || !refused.has(message.run_id));
   let history = withCompaction(kept, host.compactions.all());
   const settings = run.agent.compaction;
   const size = () => estimateTokens({ instructions: run.agent.instructions, messages: toModelMessages(history), tools: toolSpecs(run.agent) });
