@@ -1,7 +1,7 @@
-import catalog from "./model-catalog.json";
+import { MODEL_CATALOG as catalog } from "./model-catalog-data";
 import type { ProviderName } from "./types";
 
-/** What Agentry knows of one model (scripts/update-model-catalog.mjs writes the data; `npm run catalog`). */
+/** What Agentry knows of one model (scripts/update-model-catalog.mjs writes model-catalog-data.ts; `npm run catalog`). */
 export type ModelInfo = {
   id: string;
   provider: "anthropic" | "openai";
