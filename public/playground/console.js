@@ -353,9 +353,12 @@ function showRequiredActions(runId, actions) {
 
 async function showTranscript() {
   const box = $("transcript");
+  const sessionId = state.sessionId;
+  if (!sessionId) return box.replaceChildren();
+  const transcript = await api("/v1/sessions/" + encodeURIComponent(sessionId) + "/transcript");
+  // Another session was picked while this one loaded (a run's end refreshes the transcript): it is not shown.
+  if (state.sessionId !== sessionId) return;
   box.replaceChildren();
-  if (!state.sessionId) return;
-  const transcript = await api("/v1/sessions/" + encodeURIComponent(state.sessionId) + "/transcript");
   for (const message of transcript.data) {
     const item = document.createElement("div");
     item.className = "message " + message.role;
