@@ -155,13 +155,16 @@ function outputSchemaOf(body: CreateResponseBody) {
   }
 }
 
+/** The `conversation` a request names (`"id"` or `{ id }`), if any. */
+const conversationIdOf = (body: CreateResponseBody) => (typeof body.conversation === "string" ? body.conversation : body.conversation?.id);
+
 /** The session a request continues: that of `previous_response_id`, or the `conversation`; absent: a new one. */
 async function sessionOf(c: Context<AppEnv>, body: CreateResponseBody): Promise<string | undefined> {
   if (body.previous_response_id && body.conversation) {
     throw invalidFields([{ path: "conversation", message: "give previous_response_id or conversation, not both" }]);
   }
   if (body.previous_response_id) return (await ownedResponse(c.env.DB, c.get("tenant"), body.previous_response_id)).session_id;
-  const conversation = typeof body.conversation === "string" ? body.conversation : body.conversation?.id;
+  const conversation = conversationIdOf(body);
   if (conversation !== undefined && !CLIENT_ID.test(conversation)) {
     throw invalidFields([{ path: "conversation", message: "not a valid conversation (session) id" }]);
   }
@@ -181,7 +184,7 @@ async function pausedResponseOf(c: Context<AppEnv>, body: CreateResponseBody, re
   const waiting = await pausedRunWaitingFor(c.env.DB, tenant, body.model, first.item.call_id);
   const prior = waiting ? null : continuedRunOf(await priorResult(c, body));
   const run = waiting ?? (prior ? await ownedResponse(c.env.DB, tenant, prior) : null);
-  const conversation = typeof body.conversation === "string" ? body.conversation : body.conversation?.id;
+  const conversation = conversationIdOf(body);
   if (run && (conversation === undefined || conversation === run.session_id)) return run;
   await refuseAnsweredCalls(c, read);
   if (!body.previous_response_id && !conversation) return null;
@@ -251,6 +254,7 @@ export const openAiResponseRoutes = newRouter()
       if (!checked.success) throw invalidFields([{ path: "input", message: checked.error.issues[0]?.message ?? "invalid" }]);
     }
     const session_id = await sessionOf(c, body);
+    const settings = responseRunSettings(body, read);
     let surface: ResponseSurface | undefined;
     const answer = await startTurn(c, body, {
       agent_id: body.model,
@@ -260,11 +264,11 @@ export const openAiResponseRoutes = newRouter()
       metadata,
       stream: body.stream ?? false,
       background: body.background ?? false,
-      settings: responseRunSettings(body, read),
+      settings,
       adapt: (agent) => runAgent(agent, body),
       history,
       caller: await callerOf(body),
-      surface: (agent) => (surface = surfaceOf(agent, { ...body, instructions: responseRunSettings(body, read).instructions ?? null })),
+      surface: (agent) => (surface = surfaceOf(agent, { ...body, instructions: settings.instructions ?? null })),
     });
     const { run, stream } = unwrap(answer);
     // A replayed request (Idempotency-Key) is answered its first run, with the surface that run kept.
