@@ -1592,7 +1592,7 @@ export interface components {
              * @enum {string}
              */
             media_type?: "image/png" | "image/jpeg" | "image/gif" | "image/webp";
-            /** @description The image, base64 (at most 5 MB decoded) */
+            /** @description The image, base64: at most 5 MB as base64 and 8000 px on a side, or 20 MB scaled down when the Images binding is configured (docs/media.md) */
             data?: string;
             /** @description An https URL, fetched once when the run is created and stored like `data` */
             url?: string;

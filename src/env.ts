@@ -9,6 +9,8 @@ export interface Env extends ProviderEnv {
   RATE_LIMITER?: RateLimit;
   /** Images and files of runs' input, keyed `tenant/session_id/media_id` (src/media). */
   MEDIA: R2Bucket;
+  /** Cloudflare Images (wrangler.toml `[images]`): scales input images over a vendor limit down; absent = they are refused. */
+  IMAGES?: ImagesBinding;
   /** Background runs (`{ tenant, session_id, run_id }` messages). */
   RUNS: Queue<RunMessage>;
   /** Static assets (wrangler.toml `[assets]`): the pinned /docs viewer. */

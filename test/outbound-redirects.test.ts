@@ -58,7 +58,7 @@ describe("redirects of outbound calls", () => {
     for (const [to, reason] of cases) {
       const [from, target] = [bucket(), bucket()];
       const url = `${env.TOOL_SERVER_URL}/redirect/${from}?to=${encodeURIComponent(to.replace("TARGET", target))}`;
-      const failure = await fetchImage(url, "input.1.url", "production").then(
+      const failure = await fetchImage(url, "input.1.url", "production", false).then(
         () => null,
         (error: unknown) => error,
       );

@@ -1,6 +1,6 @@
 import { ApiError, type FieldError } from "../core/errors";
 import type { Block, MediaBlock, Message } from "../core/messages";
-import { parseInput, resolveInput, type ContentPart, type ResolvedPart } from "../media";
+import { parseInput, resolveInput, type ContentPart, type MediaContext, type ResolvedPart } from "../media";
 import type { InputPart } from "../session";
 
 /**
@@ -31,7 +31,7 @@ function renamed(error: unknown, paths: string[]): unknown {
  * messages' images and files as a run's input is checked (fetched when given by URL). Returns
  * the media, in order, ready to store with the turn's.
  */
-export async function checkBroughtHistory(history: BroughtMessage[], environment: string | undefined): Promise<ResolvedPart[]> {
+export async function checkBroughtHistory(history: BroughtMessage[], context: MediaContext): Promise<ResolvedPart[]> {
   const resolved: ResolvedPart[] = [];
   for (const [index, message] of history.entries()) {
     const bytes = new TextEncoder().encode(JSON.stringify(isUser(message) ? message.parts : message.content)).byteLength;
@@ -45,7 +45,7 @@ export async function checkBroughtHistory(history: BroughtMessage[], environment
     const media = message.parts.flatMap((part, position) => (part.type === "text" ? [] : [{ part, path: message.paths[position] ?? "input" }]));
     if (media.length === 0) continue;
     try {
-      resolved.push(...(await resolveInput(parseInput(media.map(({ part }) => part), environment), environment)));
+      resolved.push(...(await resolveInput(parseInput(media.map(({ part }) => part), context), context)));
     } catch (error) {
       throw renamed(error, media.map(({ path }) => path));
     }

@@ -2,7 +2,7 @@ import { runSettingFields, type RunSettings } from "../agents";
 import { createRoute, z } from "@hono/zod-openapi";
 import { CLIENT_ID, newId } from "../core/ids";
 import { listRuns, ownedRun } from "../db/runs";
-import { parseInput, resolveInput } from "../media";
+import { mediaContext, parseInput, resolveInput } from "../media";
 import { renderRun, type RunAnswer } from "../session";
 import { idempotentPlan, idempotencyKeyHeaders } from "./idempotency";
 import { runOutputSchema } from "./run-output-schema";
@@ -206,10 +206,10 @@ export const runRoutes = newRouter()
     const stored = await ownedRun(c.env.DB, tenant, agent_id, run_id);
     const agent = await runnableAgent(c.env, tenant, agent_id);
     // A branch's input is checked and its media stored exactly as a turn's.
-    const parsed = body.input === undefined ? null : parseInput(body.input, c.env.ENVIRONMENT);
+    const parsed = body.input === undefined ? null : parseInput(body.input, mediaContext(c.env));
     // A branch stores its agent, input and metadata as a turn does (its output schema is the source run's).
     assertRunRecordFits({ agent, input: parsed ?? [], output_schema: null, metadata: body.metadata });
-    const parts = parsed === null ? null : await resolveInput(parsed, c.env.ENVIRONMENT);
+    const parts = parsed === null ? null : await resolveInput(parsed, mediaContext(c.env));
     const identity = { tenant, session_id: stored.session_id };
     const { plan, replay } = await idempotentPlan(c, body, { run_id: newId("run") }, z.object({ run_id: z.string() }));
     // Only a paused run takes tool_results, and only in place: a retried branch is asked for again

@@ -3,7 +3,7 @@ import { settingsProblems, withRunSettings, type Agent, type ObjectJsonSchema, t
 import { invalidFields } from "./errors";
 import { newId } from "../core/ids";
 import { checkBroughtHistory, seededHistory, type BroughtMessage } from "./brought-history";
-import { parseInput, resolveInput, type ContentPart } from "../media";
+import { mediaContext, parseInput, resolveInput, type ContentPart } from "../media";
 import type { RunAnswer, RunCaller } from "../session";
 import { z } from "@hono/zod-openapi";
 import { idempotentPlan } from "./idempotency";
@@ -52,7 +52,7 @@ export function turnAgent(found: Agent, turn: Pick<Turn, "settings" | "adapt">):
  * session. The caller checks its own body's limits first and renders the answer.
  */
 export async function startTurn(c: Context<AppEnv>, idempotencyBody: unknown, turn: Turn): Promise<RunAnswer> {
-  const parsed = parseInput(turn.input, c.env.ENVIRONMENT);
+  const parsed = parseInput(turn.input, mediaContext(c.env));
   const tenant = c.get("tenant");
   const keyed = c.req.header("idempotency-key") !== undefined;
   const agentLookup = runnableAgent(c.env, tenant, turn.agent_id);
@@ -62,8 +62,8 @@ export async function startTurn(c: Context<AppEnv>, idempotencyBody: unknown, tu
   const agent = turnAgent(await agentLookup, turn);
   const surface = turn.surface ? turn.surface(agent) : undefined;
   assertRunRecordFits({ agent, input: parsed, output_schema: turn.output_schema, metadata: turn.metadata, surface });
-  const parts = await resolveInput(parsed, c.env.ENVIRONMENT);
-  const historyMedia = turn.history ? await checkBroughtHistory(turn.history, c.env.ENVIRONMENT) : [];
+  const parts = await resolveInput(parsed, mediaContext(c.env));
+  const historyMedia = turn.history ? await checkBroughtHistory(turn.history, mediaContext(c.env)) : [];
   const { plan } = await idempotentPlan(c, idempotencyBody, { session_id: turn.session_id ?? newId("ses"), run_id: newId("run") }, turnPlan);
   // Stored even for a retried request (its first may never have reached the session); released
   // again when the session answers with the run the first request made.

@@ -1,6 +1,6 @@
 import { ApiError, invalidFields } from "../core/errors";
 import { checkOutboundUrl, isRedirect } from "../tools/url-guard";
-import { formatMb, IMAGE_LIMIT_TEXT, MAX_IMAGE_BYTES, type ImageType } from "./limits";
+import { formatMb, IMAGE_LIMIT_TEXT, maxBytesOf, type ImageType } from "./limits";
 import { tooLarge } from "./parse-input";
 import { sniffImage } from "./sniff";
 
@@ -15,13 +15,15 @@ const refuse = (path: string, message: string) => invalidFields([{ path, message
  * Fetches an image part's URL once, when the run is created, so that the run is reproducible
  * and every provider gets the same bytes (API.md: media is stored once). Redirects are
  * followed by hand so that each hop passes the outbound URL guard; the body is read up to
- * the image limit and no further. The format comes from the bytes, not from Content-Type.
- * Failures are the client's: `400` (or `413`) naming `path`.
+ * the image limit and no further (a larger one when it is `scalable`: the Images binding scales
+ * it down). The format comes from the bytes, not from Content-Type. Failures are the client's:
+ * `400` (or `413`) naming `path`.
  */
 export async function fetchImage(
   url: string,
   path: string,
   environment: string | undefined,
+  scalable: boolean,
 ): Promise<{ media_type: ImageType; bytes: Uint8Array }> {
   const signal = AbortSignal.timeout(FETCH_TIMEOUT_MS);
   let target = url;
@@ -45,17 +47,17 @@ export async function fetchImage(
       await response.body?.cancel();
       throw refuse(path, `answered HTTP ${response.status}`);
     }
-    const bytes = await readCapped(response, path, signal);
+    const bytes = await readCapped(response, path, signal, maxBytesOf("image", scalable));
     const media_type = sniffImage(bytes);
     if (!media_type) throw refuse(path, "is not a PNG, JPEG, GIF or WebP image");
     return { media_type, bytes };
   }
 }
 
-async function readCapped(response: Response, path: string, signal: AbortSignal): Promise<Uint8Array> {
-  const over = () => tooLarge(path, `The image is over ${formatMb(MAX_IMAGE_BYTES)}; images are limited to ${IMAGE_LIMIT_TEXT}`);
+async function readCapped(response: Response, path: string, signal: AbortSignal, max: number): Promise<Uint8Array> {
+  const over = () => tooLarge(path, `The image is over ${formatMb(max)}; images are limited to ${IMAGE_LIMIT_TEXT}`);
   const declared = Number(response.headers.get("content-length") ?? "NaN");
-  if (declared > MAX_IMAGE_BYTES) {
+  if (declared > max) {
     await response.body?.cancel();
     throw over();
   }
@@ -68,7 +70,7 @@ async function readCapped(response: Response, path: string, signal: AbortSignal)
       const { done, value } = await reader.read();
       if (done) break;
       size += value.byteLength;
-      if (size > MAX_IMAGE_BYTES) {
+      if (size > max) {
         await reader.cancel();
         throw over();
       }

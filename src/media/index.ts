@@ -1,4 +1,4 @@
-export { parseInput, type ParsedPart } from "./parse-input";
+export { mediaContext, parseInput, type MediaContext, type ParsedPart } from "./parse-input";
 export { resolveInput, type ResolvedPart } from "./resolve-input";
 export { stageInput, releaseUnreferenced, type StagedInput } from "./stage";
 export { loadMedia } from "./load";

@@ -16,6 +16,11 @@ const MB = 1024 * 1024;
 export const MAX_IMAGE_BASE64_BYTES = 5 * MB;
 /** Decoded bytes of one image part: what fits in MAX_IMAGE_BASE64_BYTES of base64 (3.75 MB). */
 export const MAX_IMAGE_BYTES = (MAX_IMAGE_BASE64_BYTES / 4) * 3;
+/**
+ * Decoded bytes of one image part when the Images binding is configured: it is scaled down to
+ * MAX_IMAGE_BYTES before it is stored (src/media/fit-image.ts).
+ */
+export const MAX_SCALABLE_IMAGE_BYTES = 20 * MB;
 /** Pixels on an image's longer side (Anthropic refuses larger images; OpenAI scales them down). */
 export const MAX_IMAGE_SIDE_PX = 8000;
 /** Pages of one PDF (Anthropic and OpenAI take at most 100 pages of PDF in a request). */
@@ -47,8 +52,8 @@ export const MAX_CALL_PDF_PAGES = 100;
 
 export const isImageType = (value: string): value is ImageType => (IMAGE_TYPES as readonly string[]).includes(value);
 
-/** The size rule of a part, for its 413. */
-export const maxBytesOf = (kind: "image" | "file") => (kind === "image" ? MAX_IMAGE_BYTES : MAX_FILE_BYTES);
+/** The size rule of a part, for its 413: an image that can be scaled down may be larger than one stored as it is. */
+export const maxBytesOf = (kind: "image" | "file", scalable: boolean) => (kind === "file" ? MAX_FILE_BYTES : scalable ? MAX_SCALABLE_IMAGE_BYTES : MAX_IMAGE_BYTES);
 
 /** "5 MB", "3.75 MB" */
 export const formatMb = (bytes: number) => `${Math.round((bytes / MB) * 100) / 100} MB`;

@@ -7,14 +7,15 @@ export type MediaMeasure = { width?: number; height?: number; pages?: number };
 
 /**
  * Measures checked media bytes against the vendors' content limits, before anything is stored:
- * an image over MAX_IMAGE_SIDE_PX on a side is a 400, a PDF over MAX_PDF_PAGES pages a 413, both
- * naming `path`. Returns what it measured (a size or a page count it cannot read is not refused).
+ * an image over MAX_IMAGE_SIDE_PX on a side is a 400 (unless it is `scalable`: the Images
+ * binding scales it down later), a PDF over MAX_PDF_PAGES pages a 413, both naming `path`.
+ * Returns what it measured (a size or a page count it cannot read is not refused).
  */
-export function measureMedia(mediaType: MediaType, bytes: Uint8Array, path: string): MediaMeasure {
+export function measureMedia(mediaType: MediaType, bytes: Uint8Array, path: string, scalable: boolean): MediaMeasure {
   if (isImageType(mediaType)) {
     const size = imageSize(mediaType, bytes);
     if (!size) return {};
-    if (Math.max(size.width, size.height) > MAX_IMAGE_SIDE_PX) {
+    if (!scalable && Math.max(size.width, size.height) > MAX_IMAGE_SIDE_PX) {
       throw invalidFields([{ path, message: `is ${size.width}×${size.height} px; images are limited to ${MAX_IMAGE_SIDE_PX} px on a side` }]);
     }
     return { width: size.width, height: size.height };

@@ -6,6 +6,15 @@ import { measureMedia, type MediaMeasure } from "./measure";
 import type { ContentPart } from "./part-schemas";
 import { isUtf8, looksLikePdf, sniffImage } from "./sniff";
 
+/**
+ * Where an input is checked: the deployment's ENVIRONMENT (the outbound URL guard) and its
+ * Images binding, if configured (images over a limit are then scaled down, not refused).
+ */
+export type MediaContext = { environment: string | undefined; images?: ImagesBinding | undefined };
+
+/** The media context of a Worker's bindings. */
+export const mediaContext = (env: { ENVIRONMENT?: string; IMAGES?: ImagesBinding }): MediaContext => ({ environment: env.ENVIRONMENT, images: env.IMAGES });
+
 /** Media bytes checked and decoded, not stored yet. */
 export type MediaBytes = { type: "image" | "file"; media_type: MediaType; bytes: Uint8Array; name?: string } & MediaMeasure;
 
@@ -30,7 +39,7 @@ export const tooLarge = (path: string, message: string) => new ApiError("payload
  * every field at fault, or `413` naming the first part over a limit. URLs are fetched later
  * (`resolveInput`), once the cheap checks and the agent lookup have passed.
  */
-export function parseInput(input: string | ContentPart[], environment: string | undefined): ParsedPart[] {
+export function parseInput(input: string | ContentPart[], context: MediaContext): ParsedPart[] {
   const parts = typeof input === "string" ? [{ type: "text" as const, text: input }] : input;
   if (parts.length > MAX_PARTS) throw tooLarge(`input.${MAX_PARTS}`, `An input has at most ${MAX_PARTS} content parts (this one has ${parts.length})`);
   const chars = parts.reduce((n, p) => n + (p.type === "text" ? p.text.length : 0), 0);
@@ -39,7 +48,7 @@ export function parseInput(input: string | ContentPart[], environment: string | 
   const parsed = parts.map((part, index): ParsedPart => {
     if (part.type === "text") return part;
     if (part.type === "image" && part.url !== undefined) {
-      const refused = checkOutboundUrl(part.url, environment);
+      const refused = checkOutboundUrl(part.url, context.environment);
       if (refused) invalid.push({ path: pathOf(index, "url"), message: refused });
       return { type: "image", url: part.url, path: pathOf(index, "url"), ...(part.media_type ? { media_type: part.media_type } : {}) };
     }
@@ -49,12 +58,13 @@ export function parseInput(input: string | ContentPart[], environment: string | 
       invalid.push({ path: part.media_type === undefined ? pathOf(index, "media_type") : dataPath, message: "required" });
       return { type: "text", text: "" };
     }
-    const decoded = decodePart(part.type, part.media_type, part.data, dataPath);
+    const scalable = context.images !== undefined;
+    const decoded = decodePart(part.type, part.media_type, part.data, dataPath, scalable);
     if ("message" in decoded) {
       invalid.push(decoded);
       return { type: "text", text: "" };
     }
-    const measured = measureMedia(part.media_type, decoded.bytes, dataPath);
+    const measured = measureMedia(part.media_type, decoded.bytes, dataPath, scalable);
     return { type: part.type, media_type: part.media_type, bytes: decoded.bytes, ...measured, ...(part.type === "file" ? { name: part.name } : {}) };
   });
   if (invalid.length > 0) throw invalidFields(invalid);
@@ -62,13 +72,13 @@ export function parseInput(input: string | ContentPart[], environment: string | 
 }
 
 /** Decodes one part's base64 and checks its bytes; a 413 is thrown, a 400 returned to be collected. */
-function decodePart(kind: "image" | "file", mediaType: MediaType, data: string, path: string): { bytes: Uint8Array } | FieldError {
+function decodePart(kind: "image" | "file", mediaType: MediaType, data: string, path: string, scalable: boolean): { bytes: Uint8Array } | FieldError {
   if (/^data:/i.test(data)) return { path, message: "must be plain base64, without a data: URL prefix" };
   const text = compactBase64(data);
   const size = base64Length(text);
   if (size === null) return { path, message: "is not valid base64" };
-  const max = maxBytesOf(kind);
-  const limit = kind === "image" ? IMAGE_LIMIT_TEXT : formatMb(max);
+  const max = maxBytesOf(kind, scalable);
+  const limit = kind === "image" && !scalable ? IMAGE_LIMIT_TEXT : formatMb(max);
   if (size > max) throw tooLarge(path, `The ${kind} is ${size} bytes; ${kind}s are limited to ${limit}`);
   const bytes = decodeBase64(text);
   const problem = checkBytes(mediaType, bytes);

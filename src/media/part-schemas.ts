@@ -7,7 +7,7 @@ const imagePart = z
   .strictObject({
     type: z.literal("image"),
     media_type: z.enum(IMAGE_TYPES).optional().openapi({ description: "Required with `data`; with `url`, the image must be of this type" }),
-    data: z.string().optional().openapi({ description: "The image, base64 (at most 5 MB decoded)" }),
+    data: z.string().optional().openapi({ description: "The image, base64: at most 5 MB as base64 and 8000 px on a side, or 20 MB scaled down when the Images binding is configured (docs/media.md)" }),
     url: z.string().optional().openapi({ description: "An https URL, fetched once when the run is created and stored like `data`" }),
   })
   .superRefine((part, ctx) => {

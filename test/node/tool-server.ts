@@ -143,7 +143,7 @@ function mediaResponse(kind: string, url: URL): Response {
     case "text":
       return new Response("not an image", { headers: { "content-type": "text/plain" } });
     case "big": {
-      const bytes = new Uint8Array(6 * 1024 * 1024);
+      const bytes = new Uint8Array(Number(url.searchParams.get("mb") ?? "6") * 1024 * 1024);
       bytes.set(PNG);
       return new Response(bytes, { headers: { "content-type": "image/png" } });
     }

@@ -44,6 +44,57 @@ export function pngWithText(chars: number): Uint8Array {
   return out;
 }
 
+/** A PNG chunk: length, type, data, CRC. */
+function pngChunk(type: string, data: Uint8Array): Uint8Array {
+  const chunk = new Uint8Array(12 + data.length);
+  const view = new DataView(chunk.buffer);
+  view.setUint32(0, data.length);
+  chunk.set(new TextEncoder().encode(type), 4);
+  chunk.set(data, 8);
+  view.setUint32(8 + data.length, crc32(chunk.subarray(4, 8 + data.length)));
+  return chunk;
+}
+
+const concat = (parts: Uint8Array[]) => {
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let at = 0;
+  for (const part of parts) {
+    out.set(part, at);
+    at += part.length;
+  }
+  return out;
+};
+
+/**
+ * A real PNG that image decoders read (not only its header): 8-bit grey (`channels` 1) or RGB
+ * (3), each row's bytes from `pixel(x, y, channel)`.
+ */
+export async function realPng(width: number, height: number, channels: 1 | 3, pixel: (x: number, y: number, c: number) => number): Promise<Uint8Array> {
+  const stride = 1 + width * channels;
+  const raw = new Uint8Array(stride * height);
+  for (let y = 0; y < height; y++) {
+    for (let x = 0; x < width * channels; x++) raw[y * stride + 1 + x] = pixel(Math.floor(x / channels), y, x % channels);
+  }
+  const compressed = new Uint8Array(await new Response(new Blob([raw]).stream().pipeThrough(new CompressionStream("deflate"))).arrayBuffer());
+  const header = new Uint8Array(13);
+  const view = new DataView(header.buffer);
+  view.setUint32(0, width);
+  view.setUint32(4, height);
+  header.set([8, channels === 1 ? 0 : 2, 0, 0, 0], 8);
+  const signature = new Uint8Array([137, 80, 78, 71, 13, 10, 26, 10]);
+  return concat([signature, pngChunk("IHDR", header), pngChunk("IDAT", compressed), pngChunk("IEND", new Uint8Array())]);
+}
+
+/** A grey gradient: compresses to a few KB at any size. */
+export const gradientPng = (width: number, height: number) => realPng(width, height, 1, (x) => x % 256);
+
+/** Random RGB pixels: a PNG of about 3 bytes a pixel, which no encoding shrinks much. */
+export function noisePng(width: number, height: number): Promise<Uint8Array> {
+  const noise = new Uint8Array(width * height * 3);
+  for (let at = 0; at < noise.length; at += 65536) crypto.getRandomValues(noise.subarray(at, at + 65536));
+  return realPng(width, height, 3, (x, y, c) => noise[(y * width + x) * 3 + c] ?? 0);
+}
+
 /** The R2 keys under `prefix` (e.g. `tenant/` or `tenant/session/`). */
 export async function mediaKeys(prefix: string): Promise<string[]> {
   const listed = await env.MEDIA.list({ prefix });
