@@ -46,6 +46,10 @@ export default defineConfig({
     globalSetup: ["./test/node/global-setup.ts"],
     setupFiles: ["./test/apply-migrations.ts"],
     testTimeout: 20_000,
+    // One workerd per Vitest worker, reused by the files it runs, instead of one per file: starting
+    // workerd was most of the suite's time. Files then share D1, R2 and the objects of their worker,
+    // so every test makes its own tenants, agents and sessions and asserts only on what it made.
+    isolate: false,
     // Structured log lines of passing tests are noise; a failing test shows its own.
     silent: "passed-only",
   },

@@ -4,23 +4,20 @@ import { describe, expect, it } from "vitest";
 import { openSse } from "../src/session/stream/sse";
 import { SseReader, isStrictlyIncreasing, storedEvents, textOf, watchRun, type RunEvent } from "./support/events";
 import { ADMIN_TOKEN, api, createAgent, createTenantToken } from "./support/http";
+import { mirrorCaughtUp } from "./support/run-queue";
 import { postRun, readEvents, runTurn, type Run } from "./support/runs";
 import { gateTool, openGate } from "./support/tool-server";
 
 const stubOf = (sessionId: string) => env.SESSION.get(env.SESSION.idFromName(`default/${sessionId}`));
 const sessionIdFor = (name: string) => `${name}-${crypto.randomUUID()}`;
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 const mirroredEvents = async (sessionId: string) =>
   (await env.DB.prepare("SELECT COUNT(*) AS n FROM events WHERE session_id = ?").bind(sessionId).first<{ n: number }>())?.n ?? 0;
 
-/** Polls until `check` holds (the D1 mirror is written just after a run's terminal event). */
-async function waitFor(check: () => Promise<boolean>, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error("condition not met in time");
-    await sleep(25);
-  }
+/** The session's events in the D1 mirror, once the object has copied what its runs wrote (just after a run's terminal event). */
+async function mirroredEventsSettled(sessionId: string) {
+  await mirrorCaughtUp(sessionId);
+  return mirroredEvents(sessionId);
 }
 
 const runStatus = async (agentId: string, runId: string) => (await (await api(`/v1/agents/${agentId}/runs/${runId}`)).json<Run>()).status;
@@ -44,7 +41,7 @@ describe("GET …/runs/{run_id}/events (JSON)", () => {
     expect(stored.filter((e) => e.type === "content_delta").length).toBeGreaterThanOrEqual(12);
     expect(textOf(stored)).toBe(stored.at(-1)?.data.output);
     // The D1 mirror gets every one of them too.
-    await waitFor(async () => (await mirroredEvents(sessionId)) === stored.length);
+    expect(await mirroredEventsSettled(sessionId)).toBe(stored.length);
   });
 
   it("answers only the events after `after`", async () => {
@@ -79,7 +76,7 @@ describe("GET …/runs/{run_id}/events (JSON)", () => {
     const sessionId = sessionIdFor("rebuilt");
     const first = await runTurn(agent.id, { input: "[[words 6]]", session_id: sessionId });
     const before = await storedEvents(agent.id, first.id);
-    await waitFor(async () => (await mirroredEvents(sessionId)) === before.length);
+    expect(await mirroredEventsSettled(sessionId)).toBe(before.length);
     await runInDurableObject(stubOf(sessionId), async (_instance, state) => {
       await state.storage.deleteAll();
     });

@@ -5,6 +5,7 @@ import { storedEvents } from "./support/events";
 import { deletesSession, holdD1Batch, sessionStub, writesRunStatus } from "./support/held-d1";
 import { api, createAgent } from "./support/http";
 import { postRun, runTurn, type Run } from "./support/runs";
+import { callsReceived, gateTool } from "./support/tool-server";
 
 const sessionIdFor = (name: string) => `${name}-${crypto.randomUUID()}`;
 const askUser = { type: "client", name: "ask_user", parameters: { type: "object", properties: {} } };
@@ -172,7 +173,8 @@ describe("the edges of a run", () => {
   });
 
   it("leaves no waiter behind after idempotent replays and a timed-out ?wait=", async () => {
-    const agent = await createAgent();
+    const bucket = crypto.randomUUID();
+    const agent = await createAgent({ tools: [gateTool(bucket)] });
     const sessionId = sessionIdFor("waiters");
     const headers = { "idempotency-key": `turn-${crypto.randomUUID()}` };
     const body = { input: "once", session_id: sessionId };
@@ -182,12 +184,9 @@ describe("the edges of a run", () => {
     }
     await runInDurableObject(sessionStub(sessionId), (instance) => expect(coreOf(instance).hub.size).toBe(0));
 
-    const slow = await (await postRun(agent.id, { input: "[[slow 60000]] long", session_id: sessionId, background: true })).json<{ run_id: string }>();
-    // Once the queue has started it, a short ?wait= times out on a running run.
-    const deadline = Date.now() + 10_000;
-    while ((await (await api(`/v1/agents/${agent.id}/runs/${slow.run_id}`)).json<Run>()).status !== "running" && Date.now() < deadline) {
-      await scheduler.wait(10);
-    }
+    const slow = await (await postRun(agent.id, { input: "[[tool wait {}]] long", session_id: sessionId, background: true })).json<{ run_id: string }>();
+    // Once the queue has started it (its webhook call is held at the gate), a short ?wait= times out on a running run.
+    await callsReceived(bucket, 1);
     const waited = await (await api(`/v1/agents/${agent.id}/runs/${slow.run_id}?wait=0.05`)).json<Run>();
     expect(waited.status).toBe("running");
     await runInDurableObject(sessionStub(sessionId), (instance) => expect(coreOf(instance).hub.size).toBe(0));

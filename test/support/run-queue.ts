@@ -2,6 +2,7 @@ import { createExecutionContext, createMessageBatch, getQueueResult, runInDurabl
 import { env } from "cloudflare:workers";
 import worker from "../../src/index";
 import type { Env } from "../../src/env";
+import type { SessionCore } from "../../src/session/object/session-core";
 import type { RunMessage } from "../../src/session/run/run-message";
 
 export type { RunMessage };
@@ -9,6 +10,14 @@ export type { RunMessage };
 import { sessionStub } from "./held-d1";
 
 export { sessionStub };
+
+/**
+ * Waits until the session's object has nothing left to copy to D1 from the runs it drives: every
+ * driver settled, and the mirror's drain they started done. A condition of the object, not a time.
+ */
+export async function mirrorCaughtUp(sessionId: string, tenant = "default"): Promise<void> {
+  await runInDurableObject(sessionStub(sessionId, tenant), (instance) => (instance as unknown as { core: SessionCore }).core.quiesced());
+}
 
 /**
  * Keeps a session's background-run messages away from the real test queue, whose consumer would

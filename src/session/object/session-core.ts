@@ -500,6 +500,16 @@ export class SessionCore implements LoopHost {
     this.setTimer("outbox", Date.now() + OUTBOX_RETRY_MS);
   }
 
+  /**
+   * Resolves once every run's driver has settled and the D1 copy they started is done: a run that
+   * a cancel (or its own end) finished may still be announcing, its terminal event emitted and
+   * flushed after that.
+   */
+  async quiesced(): Promise<void> {
+    await this.runs.allSettled();
+    await this.flushing;
+  }
+
   /** Copies the outbox and the stored events to D1 (mirror.ts); a failure is retried on the alarm. */
   flush(): Promise<void> {
     // Held deltas are stored first: a drain carries every event emitted before it.

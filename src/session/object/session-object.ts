@@ -320,10 +320,8 @@ export class SessionObject extends DurableObject<Env> {
       this.core.runs.abort(active.id);
       await this.core.finish(this.core.store.getRun(active.id) ?? active, "cancelled", {}, { reason: "session deleted" });
     }
-    // A run that a cancel (or its own end) finished just before may still be announcing: its terminal
-    // event is emitted and flushed after that, so wait for it, or it reaches D1 after the rows are deleted.
-    await this.core.runs.allSettled();
-    await this.core.flushing;
+    // A run finished just before may still be announcing: its terminal event would reach D1 after the rows are deleted.
+    await this.core.quiesced();
     this.core.store.clearOutbox();
     const statements = deleteSessionRows(identity.tenant, identity.session_id);
     await this.env.DB.batch(statements.map((s) => this.env.DB.prepare(s.sql).bind(...s.params)));
