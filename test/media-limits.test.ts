@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { handleMockModel } from "../src/mock-model/index";
 import { api, createAgent } from "./support/http";
-import { pdfOfPages, pngOfSize, TINY_PNG } from "./support/media";
+import { encryptedPdf, pdfOfPages, pngOfSize, TINY_PNG } from "./support/media";
 import { requestsOf, upstreamBase } from "./support/upstreams";
 
 type Run = { id: string; status: string; session_id: string; output: unknown };
@@ -38,6 +38,23 @@ describe("media within the vendors' limits", () => {
       { type: "image", width: 8000, height: 3000 },
       { type: "file", name: "b.pdf", pages: 3 },
     ]);
+  });
+
+  it("refuses at input an encrypted PDF, naming the part, and stores nothing; the offline model refuses one too", async () => {
+    const agent = await createAgent();
+    const locked = await api(`/v1/agents/${agent.id}/runs`, {
+      body: { input: [{ type: "text", text: "read" }, { type: "file", media_type: "application/pdf", name: "locked.pdf", data: encryptedPdf() }] },
+    });
+    expect(locked.status).toBe(400);
+    expect((await locked.json<ErrorBody>()).error.details.fields).toEqual([
+      { path: "input.1.data", message: "is an encrypted (password-protected) PDF; only unencrypted PDFs can be read" },
+    ]);
+    expect((await (await api(`/v1/agents/${agent.id}/runs`)).json<{ data: unknown[] }>()).data).toEqual([]);
+    const document = { type: "document", source: { type: "base64", media_type: "application/pdf", data: encryptedPdf() } };
+    expect(await anthropicAnswer([{ role: "user", content: [{ type: "text", text: "read" }, document] }])).toEqual({
+      status: 400,
+      message: "messages.0.content.1.pdf.source.base64.data: The PDF specified is password protected.",
+    });
   });
 
   it("keeps a session working when its history holds more images than one request may carry: the oldest go as notes", async () => {
