@@ -108,6 +108,14 @@ describe("Anthropic adapter: requests the API accepts", () => {
     expect(bodies).toHaveLength(0);
   });
 
+  it("refuses a conversation over Anthropic's 100,000 messages per request with a clear permanent error, before any request", async () => {
+    const { provider, bodies } = recorded();
+    const long = Array.from({ length: 100_001 }, (_, i): Message => (i % 2 === 0 ? user("hi") : { role: "assistant", content: [{ type: "text", text: "ok" }] }));
+    const failure = await provider.call(request(long), {}).catch((e: unknown) => e);
+    expect(failure).toMatchObject({ type: "provider_error", retryable: false, message: "the conversation has 100001 messages; Anthropic takes at most 100000 in one request (enable compaction)" });
+    expect(bodies).toHaveLength(0);
+  });
+
   it("sends signed thinking blocks back unchanged through a tool loop (the offline model checks the signature)", async () => {
     const { anthropic } = anthropicClient();
     const thinking = { type: "enabled" as const, budget_tokens: 1024 };

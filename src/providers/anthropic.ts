@@ -9,7 +9,10 @@ import { anthropicToolChoice } from "./call-settings";
 import { callError, firstTokenClock, guardStream, requestOptions } from "./call-support";
 import { ModelCallAbortedError, streamCutError } from "./errors";
 import { fencedFetch, secretsOf, type SdkClientConfig } from "./sdk-config";
-import type { ModelCallOptions, ModelProvider, ModelRequest, ModelResponse } from "./types";
+import { ProviderError, type ModelCallOptions, type ModelProvider, type ModelRequest, type ModelResponse } from "./types";
+
+/** The most messages one Messages request may carry. */
+const MAX_MESSAGES = 100_000;
 
 /** The Anthropic Messages API, streamed, through `@anthropic-ai/sdk`. */
 export class AnthropicProvider implements ModelProvider {
@@ -60,13 +63,18 @@ export class AnthropicProvider implements ModelProvider {
  * field it does not know fails the type check (spread-in fields are not checked for being
  * unknown: keep each one to a field the type names). No sampling settings: the Messages API
  * version the SDK speaks (2026-10-21) refuses `temperature`, `top_p` and `top_k`. A call inside
- * a tool loop whose assistant turn has no thinking block goes without `thinking`.
+ * a tool loop whose assistant turn has no thinking block goes without `thinking`. Over 100,000
+ * messages, a permanent error before anything is sent.
  */
 export function anthropicParams(request: ModelRequest) {
   const tools = request.tools.length > 0;
   const settings = request.settings;
   const toolChoice = anthropicToolChoice(settings, tools);
   const messages = toAnthropicMessages(request.messages, request.media, { tools, cache: request.cache_key !== undefined });
+  if (messages.length > MAX_MESSAGES) {
+    const text = `the conversation has ${messages.length} messages; Anthropic takes at most ${MAX_MESSAGES} in one request (enable compaction)`;
+    throw new ProviderError("provider_error", text, false);
+  }
   const thinking = settings?.thinking && !loopWithoutThinking(messages) ? settings.thinking : null;
   return {
     model: request.model,
