@@ -146,6 +146,8 @@ describe("POST /v1/agents", () => {
       [{ ...base, tools: [{ ...webhook, name: "has space" }] }, "tools.0.name"],
       [{ ...base, tools: [{ ...webhook, name: "x".repeat(65) }] }, "tools.0.name"],
       [{ ...base, tools: [webhook, { type: "client", name: "hook" }] }, "tools.1.name"],
+      // A custom tool may not take a builtin's name: Anthropic refuses two tools of one name.
+      [{ ...base, tools: [{ type: "builtin", name: "current_time" }, { type: "client", name: "current_time" }] }, "tools.1.name"],
       [{ ...base, tools: [{ type: "builtin", name: "rm_rf" }] }, "tools.0.name"],
       [{ ...base, tools: [{ type: "plugin", name: "x" }] }, "tools.0.type"],
       [{ ...base, tools: [{ ...webhook, secret: "s" }] }, "tools.0.secret"],
@@ -206,6 +208,32 @@ describe("POST /v1/agents", () => {
       expect((await response.json<ErrorBody>()).error.type).toBe("invalid_request");
     }
     expect(await listAll(token)).toEqual([]);
+  });
+
+  it("refuses an output schema over Anthropic's structured-output limits (24 optional, 16 union-typed properties), on create and PATCH, and stores nothing", async () => {
+    const token = await createTenantToken();
+    const schema = (count: number, property: Record<string, unknown>, required: boolean) => {
+      const names = Array.from({ length: count }, (_, i) => `p${i}`);
+      return { type: "object", properties: Object.fromEntries(names.map((name) => [name, property])), ...(required ? { required: names } : {}) };
+    };
+    const optional = schema(25, { type: "string" }, false);
+    const unions = schema(17, { type: ["string", "null"] }, true);
+    for (const provider of ["mock", "anthropic"]) {
+      const model = provider === "mock" ? "mock-1" : "claude-sonnet-4-5";
+      await expectInvalid(await api("/v1/agents", { body: { provider, model, output_schema: optional } }, token), "output_schema", /^has 25 optional properties \(not in required\); Anthropic's structured outputs take at most 24$/);
+      await expectInvalid(
+        await api("/v1/agents", { body: { provider, model, output_schema: unions } }, token),
+        "output_schema",
+        /^has 17 properties with union types \(a type array, anyOf or oneOf\); Anthropic's structured outputs take at most 16$/,
+      );
+    }
+    expect(await listAll(token)).toEqual([]);
+    // OpenAI's structured outputs have no such limits; the limits themselves are taken.
+    await createAgent({ provider: "openai", model: "gpt-4o", output_schema: optional }, token);
+    const agent = await createAgent({ output_schema: schema(24, { type: "string" }, false) }, token);
+    await createAgent({ output_schema: schema(16, { anyOf: [{ type: "string" }, { type: "null" }] }, true) }, token);
+    await expectInvalid(await api(`/v1/agents/${agent.id}`, { method: "PATCH", body: { output_schema: optional } }, token), "output_schema", /at most 24/);
+    expect(await getAgent(agent.id, token)).toEqual(agent);
   });
 
   it("checks what the schema cannot after the shape: a budget needs a price", async () => {

@@ -1,6 +1,7 @@
 import type { RawMessageStreamEvent } from "@anthropic-ai/sdk/resources/messages";
 import { describe, expect, it } from "vitest";
 import type { Message } from "../src/core/messages";
+import { signThinking } from "../src/mock-model/anthropic-thinking";
 import { handleMockModel } from "../src/mock-model/index";
 import { AnthropicProvider, anthropicParams } from "../src/providers/anthropic";
 import { toAnthropicMessages } from "../src/providers/anthropic-messages";
@@ -107,6 +108,14 @@ describe("Anthropic adapter: requests the API accepts", () => {
     expect(bodies).toHaveLength(0);
   });
 
+  it("refuses a conversation over Anthropic's 100,000 messages per request with a clear permanent error, before any request", async () => {
+    const { provider, bodies } = recorded();
+    const long = Array.from({ length: 100_001 }, (_, i): Message => (i % 2 === 0 ? user("hi") : { role: "assistant", content: [{ type: "text", text: "ok" }] }));
+    const failure = await provider.call(request(long), {}).catch((e: unknown) => e);
+    expect(failure).toMatchObject({ type: "provider_error", retryable: false, message: "the conversation has 100001 messages; Anthropic takes at most 100000 in one request (enable compaction)" });
+    expect(bodies).toHaveLength(0);
+  });
+
   it("sends signed thinking blocks back unchanged through a tool loop (the offline model checks the signature)", async () => {
     const { anthropic } = anthropicClient();
     const thinking = { type: "enabled" as const, budget_tokens: 1024 };
@@ -127,6 +136,28 @@ describe("Anthropic adapter: requests the API accepts", () => {
     ];
     const final = await anthropic.messages.create({ model: "mock-1", max_tokens: 2048, thinking, tools, messages: toAnthropicMessages(history) });
     expect(final.content.at(-1)).toMatchObject({ type: "text", text: "You said: go\nlookup returned: found" });
+  });
+
+  it("sends a tool loop whose assistant turn has no thinking block without thinking (Anthropic refuses it with thinking on)", async () => {
+    const { anthropic } = anthropicClient();
+    const thinking = { type: "adaptive" as const };
+    const loop = (first: Message["content"]): Message[] => [
+      user("go"),
+      { role: "assistant", content: [...first, { type: "tool_call", tool_call_id: "toolu_1", name: "lookup", arguments: "{}" }] },
+      { role: "tool", content: [{ type: "tool_result", tool_call_id: "toolu_1", output: "found", is_error: false }] },
+    ];
+    // A loop brought by a client, or begun before thinking was on: no thinking block to start it.
+    const bare = anthropicParams(request(loop([]), { tools: TOOLS, settings: { thinking } }));
+    expect(bare).not.toHaveProperty("thinking");
+    expect(await anthropic.messages.create({ ...bare, stream: false }).then((m) => m.stop_reason)).toBe("end_turn");
+    // With thinking sent, the offline model refuses it as the API does.
+    const refused = await anthropic.messages.create({ ...bare, thinking, stream: false }).catch((e: unknown) => e);
+    expect(refused).toMatchObject({ status: 400, message: expect.stringContaining("a final `assistant` message must start with a thinking block") });
+    // A loop that starts with Anthropic's signed thinking keeps it.
+    const signed = { type: "reasoning" as const, text: "t", provider: "anthropic", provider_data: { signature: signThinking("t") } };
+    const kept = anthropicParams(request(loop([signed]), { tools: TOOLS, settings: { thinking } }));
+    expect(kept).toMatchObject({ thinking });
+    expect(await anthropic.messages.create({ ...kept, stream: false }).then((m) => m.stop_reason)).toBe("end_turn");
   });
 });
 

@@ -6,7 +6,7 @@ import { imageSize } from "../src/media/image-size";
 import { MAX_IMAGE_BYTES } from "../src/media/limits";
 import { handleMockModel } from "../src/mock-model/index";
 import { api, createAgent } from "./support/http";
-import { fromBase64, gradientPng, noisePng, pdfOfPages, pngOfSize, TINY_PNG, toBase64 } from "./support/media";
+import { encryptedPdf, fromBase64, gradientPng, noisePng, pdfOfPages, pngOfSize, TINY_PNG, toBase64 } from "./support/media";
 import { PROVIDERS, requestsOf, upstreamBase } from "./support/upstreams";
 
 type Run = { id: string; status: string; session_id: string; output: unknown };
@@ -97,6 +97,23 @@ describe("media within the vendors' limits", () => {
       { type: "image", width: 1000, height: 300 },
       { type: "file", name: "b.pdf", pages: 3 },
     ]);
+  });
+
+  it("refuses at input an encrypted PDF, naming the part, and stores nothing; the offline model refuses one too", async () => {
+    const agent = await createAgent();
+    const locked = await api(`/v1/agents/${agent.id}/runs`, {
+      body: { input: [{ type: "text", text: "read" }, { type: "file", media_type: "application/pdf", name: "locked.pdf", data: encryptedPdf() }] },
+    });
+    expect(locked.status).toBe(400);
+    expect((await locked.json<ErrorBody>()).error.details.fields).toEqual([
+      { path: "input.1.data", message: "is an encrypted (password-protected) PDF; only unencrypted PDFs can be read" },
+    ]);
+    expect((await (await api(`/v1/agents/${agent.id}/runs`)).json<{ data: unknown[] }>()).data).toEqual([]);
+    const document = { type: "document", source: { type: "base64", media_type: "application/pdf", data: encryptedPdf() } };
+    expect(await anthropicAnswer([{ role: "user", content: [{ type: "text", text: "read" }, document] }])).toEqual({
+      status: 400,
+      message: "messages.0.content.1.pdf.source.base64.data: The PDF specified is password protected.",
+    });
   });
 
   /** The images and the notes in place of images one provider request carried. */

@@ -11,6 +11,17 @@ const call = (id = "toolu_1"): MessageParam => ({ role: "assistant", content: [{
 const result = (id = "toolu_1"): MessageParam => ({ role: "user", content: [{ type: "tool_result", tool_use_id: id, content: "found" }] });
 const ask = (text: string): MessageParam => ({ role: "user", content: text });
 
+/** A closed object schema of `count` properties of one schema, optional unless `required`. */
+function objectOf(count: number, property: Record<string, unknown>, required = false) {
+  const names = Array.from({ length: count }, (_, i) => `p${i}`);
+  return {
+    type: "object",
+    properties: Object.fromEntries(names.map((name) => [name, property])),
+    ...(required ? { required: names } : {}),
+    additionalProperties: false,
+  };
+}
+
 /** Posts a raw body (no SDK types in the way) and returns the status and the parsed error body. */
 async function post(body: unknown) {
   const response = await handleMockModel(
@@ -20,7 +31,93 @@ async function post(body: unknown) {
 }
 
 const refusals: [string, unknown, string][] = [
-  ["max_tokens 0", { ...base, max_tokens: 0, messages: [ask("hi")] }, "max_tokens: Input should be greater than or equal to 1"],
+  ["a negative max_tokens", { ...base, max_tokens: -1, messages: [ask("hi")] }, "max_tokens: Input should be greater than or equal to 0"],
+  [
+    "max_tokens 0 with a forced tool",
+    { ...base, max_tokens: 0, tools, tool_choice: { type: "any" }, messages: [ask("hi")] },
+    "max_tokens: must be at least 1 when tool_choice forces tool use",
+  ],
+  ["no messages", { ...base, messages: [] }, "messages: at least one message is required"],
+  [
+    "more than 100,000 messages",
+    { ...base, messages: Array.from({ length: 100_001 }, () => ask("hi")) },
+    "messages: List should have at most 100000 items after validation, not 100001",
+  ],
+  [
+    "a final assistant message on a model without prefill",
+    { ...base, model: "claude-opus-4-6", messages: [ask("hi"), { role: "assistant", content: "Sure," }] },
+    "This model does not support assistant message prefill. The conversation must end with a user message.",
+  ],
+  ["an empty system prompt", { ...base, system: [{ type: "text", text: "" }], messages: [ask("hi")] }, "system: text content blocks must be non-empty"],
+  [
+    "a cache breakpoint on an empty system block",
+    { ...base, system: [{ type: "text", text: "s" }, { type: "text", text: "", cache_control: { type: "ephemeral" } }], messages: [ask("hi")] },
+    "system.1: cache_control cannot be set for empty text blocks",
+  ],
+  [
+    "a cache breakpoint on an empty message block",
+    { ...base, messages: [{ role: "user", content: [{ type: "text", text: "hi" }, { type: "text", text: "", cache_control: { type: "ephemeral" } }] }] },
+    "messages.0.content.1: cache_control cannot be set for empty text blocks",
+  ],
+  [
+    "text before a tool_result in a user message",
+    { ...base, tools, messages: [ask("hi"), call(), { role: "user", content: [{ type: "text", text: "here" }, { type: "tool_result", tool_use_id: "toolu_1", content: "found" }] }] },
+    "messages.2.content.1: `tool_result` blocks must come first in a user message, before any other content",
+  ],
+  [
+    "a tool name with a character outside the pattern",
+    { ...base, tools: [{ name: "look.up", input_schema: { type: "object" } }], messages: [ask("hi")] },
+    "tools.0.custom.name: String should match pattern '^[a-zA-Z0-9_-]{1,128}$'",
+  ],
+  [
+    "a tool name over 128 characters",
+    { ...base, tools: [{ name: "a".repeat(129), input_schema: { type: "object" } }], messages: [ask("hi")] },
+    "tools.0.custom.name: String should have at most 128 characters",
+  ],
+  ["two tools of one name", { ...base, tools: [...tools, ...tools], messages: [ask("hi")] }, "tools: Tool names must be unique."],
+  [
+    "21 strict tools",
+    { ...base, tools: Array.from({ length: 21 }, (_, i) => ({ name: `t${i}`, strict: true, input_schema: { type: "object", properties: {}, additionalProperties: false } })), messages: [ask("hi")] },
+    "Too many strict tools (21). The maximum number of strict tools supported is 20.",
+  ],
+  ["a tool_choice without tools", { ...base, tool_choice: { type: "auto" }, messages: [ask("hi")] }, "tool_choice may only be specified while providing tools."],
+  [
+    "thinking disabled on a model that always thinks",
+    { ...base, model: "claude-opus-5-5", thinking: { type: "disabled" }, messages: [ask("hi")] },
+    '"thinking.type.disabled" is not supported for this model. Use "thinking.type.adaptive" and "output_config.effort" to control thinking behavior.',
+  ],
+  [
+    "a tool loop with thinking whose assistant turn has no thinking block",
+    { ...base, tools, thinking: { type: "adaptive" }, messages: [ask("hi"), call(), result()] },
+    "messages.1.content.0.type: Expected `thinking` or `redacted_thinking`, but found `tool_use`. When `thinking` is enabled, a final `assistant` message must start with a thinking block (preceeding the lastmost set of `tool_use` and `tool_result` blocks). We recommend you include thinking blocks from previous turns. To avoid this requirement, disable `thinking`. Please consult our documentation at https://docs.anthropic.com/en/docs/build-with-claude/extended-thinking",
+  ],
+  [
+    "a changed thinking block in the latest assistant message",
+    { ...base, messages: [ask("hi"), { role: "assistant", content: [{ type: "thinking", thinking: "changed", signature: signThinking("t") }, { type: "text", text: "ok" }] }, ask("more")] },
+    "messages.1.content.0: `thinking` or `redacted_thinking` blocks in the latest assistant message cannot be modified.",
+  ],
+  [
+    "25 optional parameters in an output schema",
+    { ...base, messages: [ask("hi")], output_config: { format: { type: "json_schema", schema: objectOf(25, { type: "string" }) } } },
+    "Schemas contains too many optional parameters (25), which would make grammar compilation inefficient. Reduce the number of optional parameters in your tool schemas (limit: 24).",
+  ],
+  [
+    "optional parameters over 24 across an output schema and a strict tool",
+    {
+      ...base,
+      tools: [{ name: "f", strict: true, input_schema: objectOf(12, { type: "string" }) }],
+      messages: [ask("hi")],
+      output_config: { format: { type: "json_schema", schema: objectOf(13, { type: "string" }) } },
+    },
+    "Schemas contains too many optional parameters (25), which would make grammar compilation inefficient. Reduce the number of optional parameters in your tool schemas (limit: 24).",
+  ],
+  [
+    "17 union-typed parameters in an output schema",
+    { ...base, messages: [ask("hi")], output_config: { format: { type: "json_schema", schema: objectOf(17, { type: ["string", "null"] }, true) } } },
+    "Schemas contains too many parameters with union types (17 parameters with type arrays or anyOf). This causes exponential compilation cost. Reduce the number of nullable or union-typed parameters (limit: 16 parameters with unions).",
+  ],
+  ["an effort outside the API's values", { ...base, output_config: { effort: "extreme" }, messages: [ask("hi")] }, "output_config.effort: Input should be 'low', 'medium', 'high', 'xhigh' or 'max'"],
+  ["an unknown top-level field", { ...base, frequency_penalty: 0.5, messages: [ask("hi")] }, "frequency_penalty: Extra inputs are not permitted"],
   ["an assistant first", { ...base, messages: [{ role: "assistant", content: "hi" }, ask("hi")] }, 'messages: first message must use the "user" role'],
   ["an empty text block", { ...base, messages: [{ role: "user", content: [{ type: "text", text: "" }] }] }, "messages: text content blocks must be non-empty"],
   [
@@ -151,6 +248,21 @@ describe("offline model: the Anthropic Messages API's request rules", () => {
     expect((await post({ ...base, messages: [ask("one"), ask("two")] })).status).toBe(200);
     const loop = await post({ ...base, tools, messages: [ask("hi"), call(), result(), { role: "assistant", content: "done" }, ask("more")] });
     expect(loop.status).toBe(200);
+  });
+
+  it("takes what the rules allow: max_tokens 0 (nothing generated), a prefill on a model with prefill, the limits themselves", async () => {
+    const { anthropic } = anthropicClient();
+    const warm = await anthropic.messages.create({ ...base, max_tokens: 0, messages: [ask("hi")] });
+    expect(warm).toMatchObject({ content: [], stop_reason: "max_tokens", usage: { output_tokens: 0 } });
+    const accepted = [
+      { ...base, messages: [ask("hi"), { role: "assistant", content: "Sure," }] },
+      { ...base, tools: [{ name: "a".repeat(128), input_schema: { type: "object" } }], tool_choice: { type: "auto" }, messages: [ask("hi")] },
+      { ...base, thinking: { type: "disabled" }, messages: [ask("hi")] },
+      { ...base, messages: [ask("hi")], output_config: { effort: "max", format: { type: "json_schema", schema: objectOf(24, { type: "string" }) } } },
+      { ...base, messages: [ask("hi")], output_config: { format: { type: "json_schema", schema: objectOf(16, { anyOf: [{ type: "string" }, { type: "null" }] }, true) } } },
+      { ...base, tools: Array.from({ length: 20 }, (_, i) => ({ name: `t${i}`, strict: true, input_schema: { type: "object", properties: {}, additionalProperties: false } })), messages: [ask("hi")] },
+    ];
+    for (const body of accepted) expect((await post(body)).status).toBe(200);
   });
 
   it("ends an answer at its first stop sequence, with stop_reason stop_sequence", async () => {

@@ -164,6 +164,19 @@ describe("structured output", () => {
     expect(await tableCounts()).toEqual(before);
   });
 
+  it("refuses a per-run schema over Anthropic's structured-output limits on an Anthropic agent, naming output_schema and the limit, and stores nothing", async () => {
+    const agent = await createAgent();
+    const before = await tableCounts();
+    const names = Array.from({ length: 25 }, (_, i) => `p${i}`);
+    const output_schema = { type: "object", properties: Object.fromEntries(names.map((name) => [name, { type: "string" }])) };
+    const response = await postRun(agent.id, { input: "hi", output_schema });
+    expect(response.status).toBe(400);
+    const body = await response.json<{ error: { type: string; details: { fields: { path: string; message: string }[] } } }>();
+    expect(body.error.type).toBe("invalid_request");
+    expect(body.error.details.fields).toEqual([{ path: "output_schema", message: "has 25 optional properties (not in required); Anthropic's structured outputs take at most 24" }]);
+    expect(await tableCounts()).toEqual(before);
+  });
+
   it("validates only the final answer of a tool round trip", async () => {
     const agent = await createAgent({ output_schema: PERSON, tools: [{ type: "builtin", name: "current_time" }] });
     const run = await runTurn(agent.id, { input: "[[tool current_time {}]] [[json]] Who, and when?" });

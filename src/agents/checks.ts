@@ -3,6 +3,8 @@ import { pricesOf } from "../providers/pricing";
 import { checkOutboundUrl } from "../tools/url-guard";
 import { chatToolsNeedNoReasoning, isReasoningModel } from "../providers/openai-reasoning";
 import { modelInfo, refusesForcedToolChoice } from "../providers/model-catalog";
+import { anthropicSchema } from "../providers/anthropic-output";
+import { MAX_OPTIONAL_PARAMETERS, MAX_UNION_PARAMETERS, strictSchemaCounts } from "../providers/anthropic-schema-counts";
 import { MOCK_BASE_URL } from "./definition";
 import { schemaProblem } from "./output-validation";
 import type { AgentDefinition } from "./definition";
@@ -53,6 +55,7 @@ export function definitionProblems(definition: AgentDefinition, env: CheckEnv): 
   problems.push(...settingsProblems(definition));
   const outputProblem = definition.output_schema === null ? null : schemaProblem(definition.output_schema);
   if (outputProblem) problems.push({ path: "output_schema", message: outputProblem });
+  else problems.push(...outputSchemaProblems(definition.provider, definition.output_schema));
   if (definition.max_cost_usd !== null && definition.prices === null && pricesOf(definition.model) === null) {
     problems.push({
       path: "max_cost_usd",
@@ -85,6 +88,24 @@ function thinkingProblems(definition: AgentDefinition, anthropic: boolean, model
     if (choice !== "auto" && choice !== "none") {
       problems.push({ path: "tool_choice", message: 'must be "auto" or "none" while thinking: Anthropic refuses a forced tool with thinking' });
     }
+  }
+  return problems;
+}
+
+/**
+ * The grammar limits of Anthropic's structured outputs, counted on the schema as Agentry sends it
+ * (`output_config.format`, through the SDK's transform): at most 24 optional and 16 union-typed
+ * properties. Agentry sends no strict tools to Anthropic, so the output schema is all there is.
+ */
+export function outputSchemaProblems(provider: AgentDefinition["provider"], schema: Record<string, unknown> | null): DefinitionProblem[] {
+  if (schema === null || (provider !== "anthropic" && provider !== "mock")) return [];
+  const { optional, unions } = strictSchemaCounts(anthropicSchema(schema));
+  const problems: DefinitionProblem[] = [];
+  if (optional > MAX_OPTIONAL_PARAMETERS) {
+    problems.push({ path: "output_schema", message: `has ${optional} optional properties (not in required); Anthropic's structured outputs take at most ${MAX_OPTIONAL_PARAMETERS}` });
+  }
+  if (unions > MAX_UNION_PARAMETERS) {
+    problems.push({ path: "output_schema", message: `has ${unions} properties with union types (a type array, anyOf or oneOf); Anthropic's structured outputs take at most ${MAX_UNION_PARAMETERS}` });
   }
   return problems;
 }

@@ -1,5 +1,5 @@
 import type { Context } from "hono";
-import { settingsProblems, withRunSettings, type Agent, type ObjectJsonSchema, type RunSettings } from "../agents";
+import { outputSchemaProblems, settingsProblems, withRunSettings, type Agent, type ObjectJsonSchema, type RunSettings } from "../agents";
 import { invalidFields } from "./errors";
 import { newId } from "../core/ids";
 import { checkBroughtHistory, seededHistory, type BroughtMessage } from "./brought-history";
@@ -38,10 +38,10 @@ export type Turn = {
 };
 
 /** The agent as the turn's run uses it: adapted, its settings overridden, and checked against its provider's rules. */
-export function turnAgent(found: Agent, turn: Pick<Turn, "settings" | "adapt">): Agent {
+export function turnAgent(found: Agent, turn: Pick<Turn, "settings" | "adapt" | "output_schema">): Agent {
   const adapted = turn.adapt ? turn.adapt(found) : found;
   const agent = turn.settings ? withRunSettings(adapted, turn.settings) : adapted;
-  const problems = settingsProblems(agent);
+  const problems = [...settingsProblems(agent), ...outputSchemaProblems(agent.provider, turn.output_schema)];
   if (problems.length > 0) throw invalidFields(problems, problems.map((p) => `${p.path}: ${p.message}`).join("; "));
   return agent;
 }

@@ -67,3 +67,11 @@ export function pdfPages(bytes: Uint8Array): number | null {
   const pages = text.match(/\/Type\s*\/Page(?![a-zA-Z])/g)?.length ?? 0;
   return pages > 0 ? pages : null;
 }
+
+/**
+ * Whether a PDF is encrypted (password-protected): its trailer, or the dictionary of its
+ * cross-reference stream, names an `/Encrypt` dictionary (an object reference or one inline).
+ */
+export function pdfEncrypted(bytes: Uint8Array): boolean {
+  return /\/Encrypt\s*(\d+\s+\d+\s+R|<<)/.test(new TextDecoder("latin1").decode(bytes));
+}

@@ -1,5 +1,5 @@
 import { decodeBase64 } from "../core/base64";
-import { imageSize, pdfPages } from "../media/image-size";
+import { imageSize, pdfEncrypted, pdfPages } from "../media/image-size";
 import { isImageType } from "../media/limits";
 import { InvalidRequest } from "./conversation";
 import { asArray, isObject, type JsonObject } from "./values";
@@ -52,7 +52,9 @@ export function checkAnthropicMedia(messages: JsonObject[]): void {
   let pages = 0;
   for (const item of media) {
     if (item.kind === "pdf") {
-      pages += pdfPages(decodeBase64(item.data)) ?? 1;
+      const bytes = decodeBase64(item.data);
+      if (pdfEncrypted(bytes)) throw new InvalidRequest(`${item.path}.data: The PDF specified is password protected.`);
+      pages += pdfPages(bytes) ?? 1;
       if (pages > MAX_PDF_PAGES) throw new InvalidRequest(`${item.path}.data: A maximum of ${MAX_PDF_PAGES} PDF pages may be provided.`);
       continue;
     }

@@ -1,8 +1,10 @@
 import { metaschemaProblem } from "../agents/schema-meta";
-import { modelInfo, refusesForcedToolChoice } from "../providers/model-catalog";
+import { modelInfo, refusesForcedToolChoice, refusesPrefill } from "../providers/model-catalog";
+import { checkFields } from "./anthropic-fields";
 import { checkAnthropicMedia } from "./anthropic-media-rules";
+import { checkStrictSchemaCounts, checkTools } from "./anthropic-tool-rules";
 import { InvalidRequest } from "./conversation";
-import { thinkingSignatureValid } from "./anthropic-thinking";
+import { checkThinkingRules, thinkingBlockProblem } from "./anthropic-thinking";
 import { asArray, isObject, type JsonObject } from "./values";
 
 /** A message's content blocks (a string content is one text block). */
@@ -18,16 +20,15 @@ const MAX_BREAKPOINTS = 4;
  * role are accepted: the API joins them into one turn, so the tool pairing rules apply to turns.
  */
 export function checkAnthropicRequest(body: JsonObject): void {
-  const maxTokens = body.max_tokens;
-  if (typeof maxTokens !== "number" || !Number.isInteger(maxTokens)) throw new InvalidRequest("max_tokens: Field required");
-  if (maxTokens < 1) throw new InvalidRequest("max_tokens: Input should be greater than or equal to 1");
+  checkFields(body, asArray(body.messages));
+  const maxTokens = Number(body.max_tokens);
   const most = modelInfo("anthropic", String(body.model ?? ""))?.max_output_tokens;
   if (most !== undefined && maxTokens > most) {
     throw new InvalidRequest(`max_tokens: ${maxTokens} > ${most}, which is the maximum allowed number of output tokens for ${String(body.model)}`);
   }
-  checkSampling(body);
   checkSystem(body);
   checkThinking(body);
+  checkTools(body);
   const forced = isObject(body.tool_choice) ? body.tool_choice.type : undefined;
   if ((forced === "any" || forced === "tool") && refusesForcedToolChoice(String(body.model ?? ""))) {
     throw new InvalidRequest('tool_choice: type "tool" and "any" are not supported for this model.');
@@ -39,13 +40,18 @@ export function checkAnthropicRequest(body: JsonObject): void {
   const messages = asArray(body.messages).filter(isObject);
   const first = messages[0];
   if (first && first.role !== "user") throw new InvalidRequest('messages: first message must use the "user" role');
+  if (messages.at(-1)?.role === "assistant" && refusesPrefill(String(body.model ?? ""))) {
+    throw new InvalidRequest("This model does not support assistant message prefill. The conversation must end with a user message.");
+  }
   checkContent(messages);
+  checkThinkingRules(body, messages);
   checkAnthropicMedia(messages);
   checkToolsDefined(body, messages);
   checkToolSchemas(body);
   checkToolPairing(messages);
   checkBreakpoints(body, messages);
   checkOutputSchema(body);
+  checkStrictSchemaCounts(body);
 }
 
 /** Manual thinking refuses a forced tool, and the adaptive-only models refuse manual thinking. */
@@ -59,27 +65,27 @@ function checkThinking(body: JsonObject): void {
   if (choice === "any" || choice === "tool") throw new InvalidRequest("Thinking may not be enabled when tool_choice forces tool use.");
 }
 
-/** The system prompt's text blocks, like a message's, must hold non-whitespace text. */
+/** The system prompt's text blocks, like a message's, must hold non-whitespace text (and no breakpoint when empty). */
 function checkSystem(body: JsonObject): void {
   const blocks = typeof body.system === "string" ? [{ type: "text", text: body.system }] : asArray(body.system).filter(isObject);
-  for (const block of blocks) {
+  for (const [index, block] of blocks.entries()) {
     if (block.type !== "text") continue;
     const text = typeof block.text === "string" ? block.text : "";
+    if (text === "" && isObject(block.cache_control)) throw new InvalidRequest(`system.${index}: cache_control cannot be set for empty text blocks`);
     if (text === "") throw new InvalidRequest("system: text content blocks must be non-empty");
     if (text.trim() === "") throw new InvalidRequest("system: text content blocks must contain non-whitespace text");
   }
 }
 
-/** API version 2026-10-21 (what the SDK sends) removed the sampling settings: any of them is refused, even at its default. */
-function checkSampling(body: JsonObject): void {
-  for (const key of ["temperature", "top_p", "top_k"]) {
-    if (key in body) throw new InvalidRequest(`${key}: Extra inputs are not permitted`);
-  }
-}
-
 function checkContent(messages: JsonObject[]): void {
+  const latest = messages.findLastIndex((message) => message.role === "assistant");
   messages.forEach((message, index) => {
     const blocks = blocksOf(message.content);
+    blocks.forEach((block, position) => {
+      if (block.type === "text" && block.text === "" && isObject(block.cache_control)) {
+        throw new InvalidRequest(`messages.${index}.content.${position}: cache_control cannot be set for empty text blocks`);
+      }
+    });
     const final = index === messages.length - 1 && message.role === "assistant";
     if (blocks.length === 0 && !final) {
       throw new InvalidRequest(`messages.${index}: all messages must have non-empty content except for the optional final assistant message`);
@@ -94,9 +100,8 @@ function checkContent(messages: JsonObject[]): void {
       if (block.type === "tool_use" && !(typeof block.id === "string" && TOOL_USE_ID.test(block.id))) {
         throw new InvalidRequest(`messages.${index}.content.${position}.tool_use.id: String should match pattern '^[a-zA-Z0-9_-]+$'`);
       }
-      if (block.type === "thinking" && !thinkingSignatureValid(block)) {
-        throw new InvalidRequest(`messages.${index}.content.${position}: Invalid \`signature\` in \`thinking\` block`);
-      }
+      const problem = block.type === "thinking" ? thinkingBlockProblem(block, index === latest) : null;
+      if (problem) throw new InvalidRequest(`messages.${index}.content.${position}: ${problem}`);
     });
   });
 }
@@ -149,6 +154,13 @@ function checkToolPairing(messages: JsonObject[]): void {
       return;
     }
     const calls = new Set(t > 0 ? ids(turns[t - 1], "tool_use", "id") : []);
+    let other = false;
+    for (const index of turn.indexes) {
+      blocksOf(messages[index]?.content).forEach((block, position) => {
+        if (block.type !== "tool_result") other = true;
+        else if (other) throw new InvalidRequest(`messages.${index}.content.${position}: \`tool_result\` blocks must come first in a user message, before any other content`);
+      });
+    }
     for (const index of turn.indexes) {
       blocksOf(messages[index]?.content).forEach((block, position) => {
         if (block.type === "tool_result" && !calls.has(String(block.tool_use_id))) {

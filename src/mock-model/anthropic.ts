@@ -44,6 +44,8 @@ const thinkingOf = (conversation: Conversation): string =>
  */
 function blocksOf(conversation: Conversation, answer: Answer): Block[] {
   const blocks: Block[] = [];
+  // `max_tokens: 0` (a cache pre-warm) generates no block at all.
+  if (conversation.raw.max_tokens === 0) return blocks;
   if (thinkingEnabled(conversation.raw)) {
     const thinking = thinkingOf(conversation);
     blocks.push({ type: "thinking", thinking, signature: signThinking(thinking) });

@@ -53,6 +53,8 @@ export function decide(conversation: Conversation): Plan {
     return { kind: "error", error: { kind: "status", status, retryAfter, shouldRetry } };
   }
   const delivery = { slowMs: d.slowMs, cut: d.cut && attempt === 1, streamError: attempt === 1 ? d.streamError : null };
+  // Anthropic's `max_tokens: 0` fills the prompt cache and generates nothing.
+  if (maxTokensOf(conversation.raw) === 0) return { kind: "text", text: "", deltas: [], ...delivery, stop: "max_tokens" };
   const answer = finalAnswer(conversation, d);
   // A refusal streams the first half of the answer before the model stops (Anthropic's classifiers cut mid-answer).
   if (d.refuse) return { kind: "text", ...firstPieces(answer.deltas, Math.floor(answer.deltas.length / 2)), ...delivery, stop: "refusal" };

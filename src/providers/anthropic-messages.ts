@@ -148,6 +148,20 @@ function anthropicThinking(block: Extract<Block, { type: "reasoning" }>): Conten
   return [];
 }
 
+/**
+ * Whether the request ends inside a tool loop whose assistant turn does not start with a
+ * thinking block: a history a client brought, or a loop that began without thinking. With
+ * thinking on, Anthropic refuses that ("a final `assistant` message must start with a thinking
+ * block"), so such a call goes without `thinking`, as the API's message advises.
+ */
+export function loopWithoutThinking(messages: MessageParam[]): boolean {
+  const last = messages.at(-1);
+  if (last?.role !== "user" || !Array.isArray(last.content) || !last.content.some((b) => b.type === "tool_result")) return false;
+  const assistant = messages.findLast((message) => message.role === "assistant");
+  const first = Array.isArray(assistant?.content) ? assistant.content[0] : undefined;
+  return first?.type !== "thinking" && first?.type !== "redacted_thinking";
+}
+
 function orderToolResultsFirst(blocks: ContentBlockParam[]): ContentBlockParam[] {
   return [...blocks.filter((b) => b.type === "tool_result"), ...blocks.filter((b) => b.type !== "tool_result")];
 }

@@ -43,7 +43,7 @@ export function anthropicOutputFormat(model: string, schema: Record<string, unkn
  * `{ "type": "string" }`, a value the user's schema accepts too, so the constrained answer still
  * passes the validation against the full schema afterwards.
  */
-function anthropicSchema(schema: Record<string, unknown>): Record<string, unknown> {
+export function anthropicSchema(schema: Record<string, unknown>): Record<string, unknown> {
   try {
     return transformJSONSchema(schema);
   } catch {

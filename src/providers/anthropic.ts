@@ -2,14 +2,17 @@
 import { BaseAnthropic } from "@anthropic-ai/sdk/client";
 import { Messages } from "@anthropic-ai/sdk/resources/messages/messages";
 import type { MessageCreateParamsStreaming } from "@anthropic-ai/sdk/resources/messages";
-import { toAnthropicMessages, toAnthropicSystem, toAnthropicTools } from "./anthropic-messages";
+import { loopWithoutThinking, toAnthropicMessages, toAnthropicSystem, toAnthropicTools } from "./anthropic-messages";
 import { anthropicOutputFormat } from "./anthropic-output";
 import { MessageAccumulator } from "./anthropic-stream";
 import { anthropicToolChoice } from "./call-settings";
 import { callError, firstTokenClock, guardStream, requestOptions } from "./call-support";
 import { ModelCallAbortedError, streamCutError } from "./errors";
 import { fencedFetch, secretsOf, type SdkClientConfig } from "./sdk-config";
-import type { ModelCallOptions, ModelProvider, ModelRequest, ModelResponse } from "./types";
+import { ProviderError, type ModelCallOptions, type ModelProvider, type ModelRequest, type ModelResponse } from "./types";
+
+/** The most messages one Messages request may carry. */
+const MAX_MESSAGES = 100_000;
 
 /** The Anthropic Messages API, streamed, through `@anthropic-ai/sdk`. */
 export class AnthropicProvider implements ModelProvider {
@@ -59,20 +62,28 @@ export class AnthropicProvider implements ModelProvider {
  * turn reads the prefix the previous one wrote. `satisfies` the SDK's own request type, so a
  * field it does not know fails the type check (spread-in fields are not checked for being
  * unknown: keep each one to a field the type names). No sampling settings: the Messages API
- * version the SDK speaks (2026-10-21) refuses `temperature`, `top_p` and `top_k`.
+ * version the SDK speaks (2026-10-21) refuses `temperature`, `top_p` and `top_k`. A call inside
+ * a tool loop whose assistant turn has no thinking block goes without `thinking`. Over 100,000
+ * messages, a permanent error before anything is sent.
  */
 export function anthropicParams(request: ModelRequest) {
   const tools = request.tools.length > 0;
   const settings = request.settings;
   const toolChoice = anthropicToolChoice(settings, tools);
+  const messages = toAnthropicMessages(request.messages, request.media, { tools, cache: request.cache_key !== undefined });
+  if (messages.length > MAX_MESSAGES) {
+    const text = `the conversation has ${messages.length} messages; Anthropic takes at most ${MAX_MESSAGES} in one request (enable compaction)`;
+    throw new ProviderError("provider_error", text, false);
+  }
+  const thinking = settings?.thinking && !loopWithoutThinking(messages) ? settings.thinking : null;
   return {
     model: request.model,
     max_tokens: request.max_output_tokens,
     ...(toolChoice ? { tool_choice: toolChoice } : {}),
-    ...(settings?.thinking ? { thinking: settings.thinking } : {}),
+    ...(thinking ? { thinking } : {}),
     ...(settings?.stop ? { stop_sequences: settings.stop } : {}),
     ...(settings?.end_user !== undefined ? { metadata: { user_id: settings.end_user } } : {}),
-    messages: toAnthropicMessages(request.messages, request.media, { tools, cache: request.cache_key !== undefined }),
+    messages,
     ...(request.instructions ? { system: toAnthropicSystem(request.instructions) } : {}),
     ...(tools ? { tools: toAnthropicTools(request.tools) } : {}),
     ...(request.output_schema ? { output_config: { format: anthropicOutputFormat(request.model, request.output_schema) } } : {}),

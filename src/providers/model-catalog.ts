@@ -50,3 +50,20 @@ export function modelInfo(provider: ProviderName | "mock", model: string): Model
 export function refusesForcedToolChoice(model: string): boolean {
   return /^(anthropic\/)?claude-(opus-5-5|fable-5-[1-9]|mythos-5-[1-9])/.test(model.toLowerCase());
 }
+
+/**
+ * Whether an Anthropic model always thinks (adaptive thinking it cannot turn off): Claude Fable
+ * 5.x, Mythos 5.x and Opus 5.5 refuse `thinking: { type: "disabled" }`. By name, as
+ * `refusesForcedToolChoice`.
+ */
+export function alwaysThinks(model: string): boolean {
+  return /^(anthropic\/)?claude-(opus-5-5|fable-5|mythos-5)/.test(model.toLowerCase());
+}
+
+/**
+ * Whether an Anthropic model refuses a final assistant message (prefill): Claude Opus 4.6 and
+ * later, Sonnet 5, the 5.5 family, Fable and Mythos.
+ */
+export function refusesPrefill(model: string): boolean {
+  return /^(anthropic\/)?claude-(opus-4-[6-9]|opus-5|sonnet-5|haiku-5|fable|mythos)/.test(model.toLowerCase());
+}

@@ -113,3 +113,7 @@ export function pngOfSize(width: number, height: number): string {
 /** A PDF whose body holds `pages` page objects, base64. */
 export const pdfOfPages = (pages: number) =>
   toBase64(new TextEncoder().encode(`%PDF-1.4\n${Array.from({ length: pages }, (_, i) => `${i + 3} 0 obj << /Type /Page /Parent 2 0 R >> endobj\n`).join("")}%%EOF\n`));
+
+/** A one-page PDF whose trailer names an encryption dictionary (a password-protected PDF). */
+export const encryptedPdf = () =>
+  toBase64(new TextEncoder().encode("%PDF-1.4\n3 0 obj << /Type /Page /Parent 2 0 R >> endobj\ntrailer << /Root 1 0 R /Encrypt 9 0 R >>\n%%EOF\n"));
