@@ -4,6 +4,7 @@ import { checkOutboundUrl } from "../tools/url-guard";
 import { chatToolsNeedNoReasoning, isReasoningModel } from "../providers/openai-reasoning";
 import { modelInfo, refusesForcedToolChoice } from "../providers/model-catalog";
 import { MOCK_BASE_URL } from "./definition";
+import { openaiProblems } from "./openai-limits";
 import { schemaProblem } from "./output-validation";
 import type { AgentDefinition } from "./definition";
 
@@ -153,5 +154,5 @@ export function settingsProblems(definition: AgentDefinition): DefinitionProblem
   } else if (reasoning != null && (reasoning.effort !== null || reasoning.summary !== null)) {
     problems.push({ path: "reasoning", message: `is only supported by reasoning models; ${definition.model} is not one (OpenAI refuses it)` });
   }
-  return problems;
+  return [...problems, ...openaiProblems(definition)];
 }
