@@ -266,6 +266,14 @@ describe("POST /v1/agents", () => {
     // In development (the test Worker) local webhook URLs are fine.
     expect((await createAgent({ tools: [{ type: "webhook", name: "local", url: "http://127.0.0.1:9/x" }] })).tools).toHaveLength(1);
   });
+
+  it("refuses more than the 128 tools OpenAI takes in a request, naming the limit, and stores nothing", async () => {
+    const tenant = await createTenantToken(uniqueTenant());
+    const tools = Array.from({ length: 129 }, (_, i) => ({ type: "client", name: `t${i}` }));
+    await expectInvalid(await api("/v1/agents", { body: { provider: "openai", model: "gpt-4.1", tools } }, tenant), "tools", /128/);
+    expect((await (await api("/v1/agents", {}, tenant)).json<{ data: unknown[] }>()).data).toEqual([]);
+    expect((await api("/v1/agents", { body: { provider: "openai", model: "gpt-4.1", tools: tools.slice(0, 128) } }, tenant)).status).toBe(201);
+  });
 });
 
 describe("GET /v1/agents", () => {

@@ -14,7 +14,8 @@ import { OpenAIResponsesProvider } from "../src/providers/openai-responses";
 import { toResponsesInput } from "../src/providers/openai-responses-input";
 import { inProcessFetch, type SdkClientConfig } from "../src/providers/sdk-config";
 import type { MediaData, ModelProvider } from "../src/providers/types";
-import { fromBase64, TINY_PNG, toBase64 } from "./support/media";
+import { gifOfFrames } from "./support/gif";
+import { fromBase64, pngOfSize, TINY_PNG, toBase64 } from "./support/media";
 
 const PDF = toBase64(new TextEncoder().encode("%PDF-1.4\n%%EOF\n"));
 const NOTES = toBase64(new TextEncoder().encode("Notes: café ☕"));
@@ -30,7 +31,7 @@ const history: Message[] = [
     role: "user",
     content: [
       { type: "text", text: "Look" },
-      { type: "image", media_type: "image/png", media_id: "med_img", size: 70 },
+      { type: "image", media_type: "image/png", media_id: "med_img", size: 70, width: 1, height: 1 },
       { type: "file", media_type: "application/pdf", media_id: "med_pdf", size: 15, name: "a.pdf" },
       { type: "file", media_type: "text/plain", media_id: "med_txt", size: 16, name: "notes.txt" },
       { type: "image", media_type: "image/jpeg", media_id: "med_gone", size: 9 },
@@ -86,6 +87,34 @@ describe("media blocks in each provider's wire format", () => {
         ],
       },
       { role: "user", content: "plain" },
+    ]);
+  });
+
+  it("OpenAI: an image over 30,000 patches or of unknown size goes at high detail (OpenAI scales it down); an animated GIF as a note", () => {
+    const image = (id: string, size: { width?: number; height?: number }, media_type: "image/png" | "image/gif" = "image/png") => ({ type: "image" as const, media_type, media_id: id, size: 70, ...size });
+    const media: Record<string, MediaData> = {
+      big: { media_type: "image/png", data: pngOfSize(8000, 6000) },
+      fits: { media_type: "image/png", data: pngOfSize(5000, 6000) },
+      unmeasured: { media_type: "image/png", data: TINY_PNG },
+      moving: { media_type: "image/gif", data: gifOfFrames(2) },
+      still: { media_type: "image/gif", data: gifOfFrames(1) },
+    };
+    const message: Message = {
+      role: "user",
+      content: [image("big", { width: 8000, height: 6000 }), image("fits", { width: 5000, height: 6000 }), image("unmeasured", {}), image("moving", { width: 1, height: 1 }, "image/gif"), image("still", { width: 1, height: 1 }, "image/gif")],
+    };
+    const animatedNote = "[image (image/gif, moving) is not available]";
+    const [responses] = toResponsesInput([message], media);
+    expect(responses).toMatchObject({
+      content: [{ detail: "high" }, { detail: "auto" }, { detail: "high" }, { type: "input_text", text: animatedNote }, { type: "input_image", detail: "auto" }],
+    });
+    const [chat] = toChatMessages(undefined, [message], media);
+    expect(chat?.content).toEqual([
+      { type: "image_url", image_url: { url: `data:image/png;base64,${pngOfSize(8000, 6000)}`, detail: "high" } },
+      { type: "image_url", image_url: { url: `data:image/png;base64,${pngOfSize(5000, 6000)}` } },
+      { type: "image_url", image_url: { url: `data:image/png;base64,${TINY_PNG}`, detail: "high" } },
+      { type: "text", text: animatedNote },
+      { type: "image_url", image_url: { url: `data:image/gif;base64,${gifOfFrames(1)}` } },
     ]);
   });
 

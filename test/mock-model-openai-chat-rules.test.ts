@@ -6,6 +6,8 @@ import { OpenAIChatProvider, toChatRequest } from "../src/providers/openai-chat"
 import { inProcessFetch } from "../src/providers/sdk-config";
 import { handleMockModel } from "../src/mock-model/index";
 import type { ModelRequest } from "../src/providers/types";
+import { gifOfFrames } from "./support/gif";
+import { pdfOfPages, pngOfSize } from "./support/media";
 import { openaiClient } from "./support/mock-clients";
 
 const model = "mock-1";
@@ -183,6 +185,133 @@ describe("offline model: Chat Completions refuses what OpenAI refuses", () => {
       param: "response_format.json_schema.name",
       code: "string_above_max_length",
     });
+  });
+
+  it("C6: an empty content array", async () => {
+    expect(await refusal({ messages: [{ role: "user", content: [] }] })).toEqual({
+      message: "Invalid 'messages[0].content': empty array. Expected an array with minimum length 1, but got an empty array instead.",
+      param: "messages[0].content",
+      code: "empty_array",
+    });
+  });
+
+  it("C10: a tool message's tool_call_id over 40 characters", async () => {
+    const id = `call_${"x".repeat(40)}`;
+    expect(await refusal({ messages: [user("hi"), { role: "tool", tool_call_id: id, content: "noon" }] })).toEqual({
+      message: "Invalid 'messages[1].tool_call_id': string too long. Expected a string with maximum length 40, but got a string with length 45 instead.",
+      param: "messages[1].tool_call_id",
+      code: "string_above_max_length",
+    });
+  });
+
+  it("C11: a content string over 10,485,760 characters", async () => {
+    expect(await refusal({ messages: [user("x".repeat(10_485_761))] })).toEqual({
+      message: "Invalid 'messages[0].content': string too long. Expected a string with maximum length 10485760, but got a string with length 10485761 instead.",
+      param: "messages[0].content",
+      code: "string_above_max_length",
+    });
+  });
+
+  it("C14: tool_choice or parallel_tool_calls without tools", async () => {
+    expect(await refusal({ messages: [user("hi")], tool_choice: "auto" })).toEqual({
+      message: "Invalid value for 'tool_choice': 'tool_choice' is only allowed when 'tools' are specified.",
+      param: "tool_choice",
+      code: null,
+    });
+    expect(await refusal({ messages: [user("hi")], parallel_tool_calls: true })).toEqual({
+      message: "Invalid value for 'parallel_tool_calls': 'parallel_tool_calls' is only allowed when 'tools' are specified.",
+      param: "parallel_tool_calls",
+      code: null,
+    });
+  });
+
+  it("C15: more than 128 tools", async () => {
+    const tools = Array.from({ length: 129 }, (_, i) => ({ type: "function", function: { name: `t${i}`, parameters: { type: "object" } } }));
+    expect(await refusal({ messages: [user("hi")], tools })).toEqual({
+      message: "Invalid 'tools': array too long. Expected an array with maximum length 128, but got an array with length 129 instead.",
+      param: "tools",
+      code: "array_above_max_length",
+    });
+  });
+
+  it("C1/C17: gpt-6 models reason (max_tokens and sampling refused)", async () => {
+    expect(await refusal({ model: "gpt-6-luna", messages: [user("hi")], max_tokens: 100 })).toMatchObject({ param: "max_tokens", code: "unsupported_parameter" });
+    expect(await refusal({ model: "gpt-6-luna", messages: [user("hi")], temperature: 0.2 })).toMatchObject({ param: "temperature", code: "unsupported_value" });
+  });
+
+  it("C19: a reasoning_effort the model does not take", async () => {
+    expect(await refusal({ model: "gpt-5.2", messages: [user("hi")], reasoning_effort: "minimal" })).toEqual({
+      message: "Unsupported value: 'minimal' is not supported with the 'gpt-5.2' model. Supported values are: 'none', 'low', 'medium', 'high', and 'xhigh'.",
+      param: "reasoning_effort",
+      code: "unsupported_value",
+    });
+  });
+
+  it("C20: sampling and counts out of range", async () => {
+    expect(await refusal({ messages: [user("hi")], temperature: 2.5 })).toEqual({
+      message: "Invalid 'temperature': decimal above maximum value. Expected a value <= 2, but got 2.5 instead.",
+      param: "temperature",
+      code: "decimal_above_max_value",
+    });
+    expect(await refusal({ messages: [user("hi")], presence_penalty: -3 })).toMatchObject({ param: "presence_penalty", code: "decimal_below_min_value" });
+    expect(await refusal({ messages: [user("hi")], n: 0 })).toMatchObject({ param: "n", code: "integer_below_min_value" });
+  });
+
+  it("C23: a safety_identifier over 64 characters", async () => {
+    expect(await refusal({ messages: [user("hi")], safety_identifier: "u".repeat(65) })).toEqual({
+      message: "Invalid 'safety_identifier': string too long. Expected a string with maximum length 64, but got a string with length 65 instead.",
+      param: "safety_identifier",
+      code: "string_above_max_length",
+    });
+  });
+
+  it("C24: a strict schema over the structured-output limits", async () => {
+    const response_format = {
+      type: "json_schema",
+      json_schema: { name: "output", strict: true, schema: { type: "object", properties: { a: { type: "string", enum: Array.from({ length: 1001 }, (_, i) => `v${i}`) } }, required: ["a"], additionalProperties: false } },
+    };
+    expect(await refusal({ messages: [user("hi")], response_format })).toEqual({
+      message:
+        "Invalid schema for response_format 'output': Expected at most 1000 enum values in total within a single schema when using structured outputs, but received 1001. Consider reducing the number of enums, or use 'strict: false' to opt out of structured outputs.",
+      param: "response_format",
+      code: "invalid_json_schema",
+    });
+  });
+
+  it("C25/C26: an image over 30,000 patches, an animated GIF, a bad detail, over 100 PDF pages", async () => {
+    const part = (url: string, detail?: string) => ({ type: "image_url", image_url: { url, ...(detail ? { detail } : {}) } });
+    const png = (w: number, h: number) => `data:image/png;base64,${pngOfSize(w, h)}`;
+    expect(await refusal({ messages: [{ role: "user", content: [part(png(8000, 6000))] }] })).toEqual({
+      message: "The image you provided requires 47000 patches after processing, exceeding the limit of 30000. Please resize the image and try again.",
+      param: "messages",
+      code: "invalid_value",
+    });
+    expect(await refusal({ messages: [{ role: "user", content: [part(`data:image/gif;base64,${gifOfFrames(3)}`)] }] })).toEqual({
+      message: "You uploaded an unsupported image. Please make sure your image has of one the following formats: ['png', 'jpeg', 'gif', 'webp'].",
+      param: null,
+      code: "invalid_image_format",
+    });
+    expect(await refusal({ messages: [{ role: "user", content: [part(png(1, 1), "original")] }] })).toEqual({
+      message: "Invalid value: 'original'. Supported values are: 'auto', 'low', and 'high'.",
+      param: "messages[0].content[0].image_url.detail",
+      code: "invalid_value",
+    });
+    const pdf = { type: "file", file: { filename: "a.pdf", file_data: `data:application/pdf;base64,${pdfOfPages(101)}` } };
+    expect(await refusal({ messages: [{ role: "user", content: [pdf] }] })).toEqual({
+      message: "Invalid 'messages': too many PDF pages in one request. Expected at most 100, but got 101 instead.",
+      param: "messages",
+      code: "invalid_value",
+    });
+  });
+
+  it("C28: json_object without the word json in the messages", async () => {
+    expect(await refusal({ messages: [user("hi")], response_format: { type: "json_object" } })).toEqual({
+      message: "'messages' must contain the word 'json' in some form, to use 'response_format' of type 'json_object'.",
+      param: "messages",
+      code: null,
+    });
+    const fine = await openaiClient().openai.chat.completions.create({ model, messages: [user("answer in JSON")], response_format: { type: "json_object" } });
+    expect(fine.choices[0]?.message.content).toBeTypeOf("string");
   });
 
   it("accepts parallel tool calls answered in any order before the next message", async () => {

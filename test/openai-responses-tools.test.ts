@@ -59,4 +59,20 @@ describe("client function tools over /v1/responses", () => {
     }
     expect((await (await api(`/v1/agents/${agent.id}/runs`)).json<{ data: unknown[] }>()).data).toEqual([]);
   });
+
+  it("refuses request tools that bring an OpenAI agent over the 128 tools OpenAI takes, and runs nothing", async () => {
+    const tool = (name: string) => ({ type: "client", name, parameters: { type: "object", properties: {} } });
+    const agent = await createAgent({ provider: "openai", model: "gpt-4.1", base_url: "mock:", tools: Array.from({ length: 100 }, (_, i) => tool(`agent_${i}`)) });
+    const client = agentryOpenAI();
+    const tools = Array.from({ length: 29 }, (_, i) => ({ ...weather, name: `request_${i}` }));
+    const error = await client.responses.create({ model: agent.id, input: "hi", tools }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(OpenAI.BadRequestError);
+    expect((error as InstanceType<typeof OpenAI.BadRequestError>).error).toMatchObject({
+      param: "tools",
+      message: expect.stringContaining("has 129 tools; OpenAI takes at most 128 in a request"),
+    });
+    expect((await (await api(`/v1/agents/${agent.id}/runs`)).json<{ data: unknown[] }>()).data).toEqual([]);
+    const fine = await client.responses.create({ model: agent.id, input: "hi", tools: tools.slice(0, 28) });
+    expect(fine.output_text).toBe("You said: hi");
+  });
 });

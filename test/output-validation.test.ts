@@ -207,6 +207,18 @@ describe("isStrictSchema (OpenAI strict structured outputs)", () => {
     expect(isStrictSchema(nested)).toBe(false);
     expect(isStrictSchema({ type: "object", properties: { d: { type: "string", format: "uri" } }, required: ["d"], additionalProperties: false })).toBe(false);
   });
+
+  it("refuses schemas over OpenAI's enum and string limits (1000 values; 120,000 characters; 15,000 for a string enum of over 250 values)", () => {
+    const closed = (properties: Record<string, unknown>) => ({ type: "object", properties, required: Object.keys(properties), additionalProperties: false });
+    const values = (count: number, length = 4) => Array.from({ length: count }, (_, i) => `${i}`.padStart(length, "v"));
+    expect(isStrictSchema(closed({ a: { type: "string", enum: values(500) }, b: { type: "string", enum: values(500) } }))).toBe(true);
+    expect(isStrictSchema(closed({ a: { type: "string", enum: values(500) }, b: { type: "string", enum: values(501) } }))).toBe(false);
+    expect(isStrictSchema(closed({ a: { type: "string", enum: values(251, 59) } }))).toBe(true);
+    expect(isStrictSchema(closed({ a: { type: "string", enum: values(251, 60) } }))).toBe(false);
+    const names = (count: number) => closed(Object.fromEntries(Array.from({ length: count }, (_, i) => [`${i}`.padStart(120, "n"), { type: "string" }])));
+    expect(isStrictSchema(names(1000))).toBe(true);
+    expect(isStrictSchema(names(1001))).toBe(false);
+  });
 });
 
 describe("the OpenAI adapters send the schema natively", () => {
@@ -262,5 +274,15 @@ describe("the OpenAI adapters send the schema natively", () => {
       { type: "json_schema", json_schema: { name: "output", schema: strict, strict: true } },
       { type: "json_schema", json_schema: { name: "output", schema: loose, strict: false } },
     ]);
+  });
+
+  it("a closed schema over OpenAI's strict limits goes out non-strict, and the offline model (which refuses it strict) answers", async () => {
+    const many = { type: "object", properties: { a: { type: "string", enum: Array.from({ length: 1001 }, (_, i) => `v${i}`) } }, required: ["a"], additionalProperties: false };
+    const { fetch, bodies } = capturing();
+    const responses = new OpenAIResponsesProvider({ apiKey: "sk-x", baseURL: "http://mock.local/v1", fetch });
+    const chat = new OpenAIChatProvider({ apiKey: "sk-x", baseURL: "http://mock.local/v1", fetch });
+    expect((await responses.call(request(many), {})).content).toMatchObject(text('{"a":"v0"}'));
+    expect((await chat.call(request(many), {})).content).toMatchObject(text('{"a":"v0"}'));
+    expect(bodies.map((b) => (b.text as { format: { strict: boolean } } | undefined)?.format.strict ?? (b.response_format as { json_schema: { strict: boolean } }).json_schema.strict)).toEqual([false, false]);
   });
 });

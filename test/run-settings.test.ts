@@ -121,6 +121,33 @@ describe("model settings on agents and runs", () => {
     }
   });
 
+  it("refuses a reasoning effort the model does not take (OpenAI's per-model efforts), on the agent and per run, storing nothing", async () => {
+    const before = (await (await api("/v1/agents")).json<{ data: unknown[] }>()).data.length;
+    const cases: [Record<string, unknown>, { path: string; message: string }][] = [
+      [{ provider: "openai", model: "gpt-5.1", reasoning: { effort: "minimal" } }, { path: "reasoning.effort", message: 'is "minimal"; model gpt-5.1 takes only none, low, medium, high (OpenAI refuses others)' }],
+      [{ provider: "openai-chat", model: "o3", reasoning: { effort: "none" } }, { path: "reasoning.effort", message: 'is "none"; model o3 takes only low, medium, high (OpenAI refuses others)' }],
+      [
+        { provider: "openai-chat", model: "gpt-5.4-pro", tools: [{ type: "builtin", name: "current_time" }] },
+        { path: "tools", message: 'need reasoning effort "none" on Chat Completions, and model gpt-5.4-pro takes only medium, high, xhigh: use provider openai' },
+      ],
+    ];
+    for (const [body, field] of cases) {
+      const refused = await api("/v1/agents", { body });
+      expect(refused.status, field.path).toBe(400);
+      expect((await refused.json<{ error: { details: { fields: unknown[] } } }>()).error.details.fields, field.path).toEqual([field]);
+    }
+    expect((await (await api("/v1/agents")).json<{ data: unknown[] }>()).data).toHaveLength(before);
+    const agent = await createAgent({ provider: "openai", model: "gpt-5", base_url: "mock:" });
+    const run = await api(`/v1/agents/${agent.id}/runs`, { body: { input: "Hello", reasoning: { effort: "none" } } });
+    expect(run.status).toBe(400);
+    expect((await run.json<{ error: { details: { fields: unknown[] } } }>()).error.details.fields).toEqual([
+      { path: "reasoning.effort", message: 'is "none"; model gpt-5 takes only minimal, low, medium, high (OpenAI refuses others)' },
+    ]);
+    expect((await (await api(`/v1/agents/${agent.id}/runs`)).json<{ data: unknown[] }>()).data).toEqual([]);
+    const fine = await api(`/v1/agents/${agent.id}/runs`, { body: { input: "Hello", reasoning: { effort: "minimal" } } });
+    expect(await fine.json<Run>()).toMatchObject({ status: "completed", output: "You said: Hello" });
+  });
+
   it("follows each model's tool rules: Chat Completions gpt-5.4+ gets tools without reasoning, Fable 5.1 takes no forced tool", async () => {
     const chat = await createAgent({ provider: "openai-chat", model: "gpt-5.6-terra", base_url: "mock:", tools: [{ type: "builtin", name: "current_time" }] });
     const run = await api(`/v1/agents/${chat.id}/runs`, { body: { input: "[[tool current_time {}]] time?" } });

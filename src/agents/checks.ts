@@ -6,6 +6,7 @@ import { modelInfo, refusesForcedToolChoice } from "../providers/model-catalog";
 import { anthropicSchema } from "../providers/anthropic-output";
 import { MAX_OPTIONAL_PARAMETERS, MAX_UNION_PARAMETERS, strictSchemaCounts } from "../providers/anthropic-schema-counts";
 import { MOCK_BASE_URL } from "./definition";
+import { openaiProblems } from "./openai-limits";
 import { schemaProblem } from "./output-validation";
 import type { AgentDefinition } from "./definition";
 
@@ -174,5 +175,5 @@ export function settingsProblems(definition: AgentDefinition): DefinitionProblem
   } else if (reasoning != null && (reasoning.effort !== null || reasoning.summary !== null)) {
     problems.push({ path: "reasoning", message: `is only supported by reasoning models; ${definition.model} is not one (OpenAI refuses it)` });
   }
-  return problems;
+  return [...problems, ...openaiProblems(definition)];
 }

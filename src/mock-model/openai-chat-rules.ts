@@ -1,6 +1,8 @@
 import { modelInfo } from "../providers/model-catalog";
 import { chatToolsNeedNoReasoning, isReasoningModel } from "../providers/openai-reasoning";
 import { InvalidRequest } from "./conversation";
+import { checkChatFields } from "./openai-chat-fields";
+import { tooLong } from "./openai-field-rules";
 import { asArray, asString, isObject, type JsonObject } from "./values";
 
 /**
@@ -12,7 +14,6 @@ import { asArray, asString, isObject, type JsonObject } from "./values";
 const ROLES = ["system", "assistant", "user", "function", "tool", "developer"];
 const NAME_PATTERN = /^[a-zA-Z0-9_-]+$/;
 const MAX_NAME = 64;
-const MAX_TOOL_CALL_ID = 40;
 const MAX_CACHE_KEY = 64;
 const MAX_DESCRIPTION = 1024;
 const MAX_STOP = 4;
@@ -20,15 +21,9 @@ const MAX_STOP = 4;
 const missing = (param: string) =>
   new InvalidRequest(`Missing required parameter: '${param}'.`, param, "missing_required_parameter");
 
-const tooLong = (param: string, max: number, length: number) =>
-  new InvalidRequest(
-    `Invalid '${param}': string too long. Expected a string with maximum length ${max}, but got a string with length ${length} instead.`,
-    param,
-    "string_above_max_length",
-  );
-
 /** Throws `InvalidRequest` for the first rule the body breaks, as OpenAI answers it. */
 export function checkChatRules(body: JsonObject, model: string, messages: unknown[]): void {
+  checkChatFields(body, model, messages);
   checkTokenLimits(body, model);
   checkSampling(body, model);
   checkOptions(body);
@@ -221,7 +216,6 @@ function checkAssistant(message: JsonObject, index: number): { index: number; id
     const id = isObject(call) ? asString(call.id) : undefined;
     const param = `messages[${index}].tool_calls[${callIndex}].id`;
     if (id === undefined) throw missing(param);
-    if (id.length > MAX_TOOL_CALL_ID) throw tooLong(param, MAX_TOOL_CALL_ID, id.length);
     return id;
   });
   return { index, ids, answered: new Set() };

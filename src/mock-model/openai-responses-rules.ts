@@ -2,6 +2,7 @@ import { modelInfo } from "../providers/model-catalog";
 import { isReasoningModel } from "../providers/openai-reasoning";
 import { InvalidRequest } from "./conversation";
 import { unseal } from "./openai-reasoning";
+import { checkResponsesFields } from "./openai-responses-fields";
 import { asArray, asString, isObject, type JsonObject } from "./values";
 
 /** A request the Responses API refuses, with OpenAI's `param`, `code` and status (400, or 404 for an item it cannot find). */
@@ -38,6 +39,7 @@ const MAX_CACHE_KEY = 64;
  * violation OpenAI answers (docs/providers.md, "OpenAI Responses: the rules Agentry follows").
  */
 export function checkResponsesRequest(body: JsonObject, model: string): void {
+  checkResponsesFields(body, model);
   checkLimits(body, model);
   checkModelParameters(body, model);
   if (asArray(body.include).includes("reasoning.encrypted_content") && !isReasoningModel(model)) {

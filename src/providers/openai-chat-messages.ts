@@ -7,6 +7,7 @@ import type {
 } from "openai/resources/chat/completions";
 import type { MediaBlock, Message } from "../core/messages";
 import { dataUrl, framedText, isTextFile, mediaNote } from "./media-parts";
+import { openaiImageDetail } from "./openai-images";
 import { stringifyToolArguments, wireToolCallId } from "./tool-calls";
 import type { MediaData, ToolSpec } from "./types";
 
@@ -89,13 +90,18 @@ function chatUserParts(message: Message, media: Record<string, MediaData>): Chat
 }
 
 /**
- * Images as `image_url` data URLs; PDFs as `file` parts (`file_data` data URL + `filename`);
+ * Images as `image_url` data URLs (`detail: "high"` where openai-images.ts says so, an animated
+ * GIF as a note); PDFs as `file` parts (`file_data` data URL + `filename`);
  * text and Markdown files as a framed text part, which every compatible endpoint reads
  * (few of them take `file` parts).
  */
 function chatMedia(block: MediaBlock, data: MediaData | undefined): ChatCompletionContentPart {
   if (!data) return { type: "text", text: mediaNote(block) };
-  if (block.type === "image") return { type: "image_url", image_url: { url: dataUrl(data) } };
+  if (block.type === "image") {
+    const detail = openaiImageDetail(block, data);
+    if (detail === null) return { type: "text", text: mediaNote(block) };
+    return { type: "image_url", image_url: { url: dataUrl(data), ...(detail === "high" ? { detail } : {}) } };
+  }
   if (isTextFile(data.media_type)) return { type: "text", text: framedText(block, data) };
   return { type: "file", file: { file_data: dataUrl(data), filename: block.name ?? block.media_id } };
 }

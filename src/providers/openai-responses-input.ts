@@ -2,6 +2,7 @@ import { isStrictSchema } from "./strict-schema";
 import type { FunctionTool, ResponseInputContent, ResponseInputItem } from "openai/resources/responses/responses";
 import type { Block, MediaBlock, Message, TextBlock } from "../core/messages";
 import { dataUrl, mediaNote } from "./media-parts";
+import { openaiImageDetail } from "./openai-images";
 import { stringifyToolArguments, wireToolCallId } from "./tool-calls";
 import type { MediaData, ToolSpec } from "./types";
 
@@ -150,10 +151,13 @@ function withoutId(item: ResponseInputItem): ResponseInputItem {
   return item;
 }
 
-/** Images as `input_image` data URLs; files (PDF, text, Markdown) as `input_file` with `file_data` and `filename`. */
+/** Images as `input_image` data URLs (openai-images.ts picks the detail); files (PDF, text, Markdown) as `input_file` with `file_data` and `filename`. */
 function responsesMedia(block: MediaBlock, data: MediaData | undefined): ResponseInputContent {
   if (!data) return { type: "input_text", text: mediaNote(block) };
-  if (block.type === "image") return { type: "input_image", image_url: dataUrl(data), detail: "auto" };
+  if (block.type === "image") {
+    const detail = openaiImageDetail(block, data);
+    return detail === null ? { type: "input_text", text: mediaNote(block) } : { type: "input_image", image_url: dataUrl(data), detail };
+  }
   return { type: "input_file", file_data: dataUrl(data), filename: block.name ?? block.media_id };
 }
 
