@@ -1,7 +1,7 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import type { SessionCore } from "../src/session/object/session-core";
+import type { RunLifecycle } from "../src/session/object/run-lifecycle";
 import { SseReader, storedEvents, watchRun } from "./support/events";
 import { api, createAgent } from "./support/http";
 import { postRun, type Run } from "./support/runs";
@@ -11,7 +11,7 @@ const toolServer = (path: string) => fetch(`${env.TOOL_SERVER_URL}${path}`);
 
 /** Waits until no loop drives the run in its object (the supervisor's "stopped" promise): whatever it did after the cancel is done. */
 async function untilLoopStops(sessionId: string, runId: string): Promise<void> {
-  await runInDurableObject(stubOf(sessionId), (instance) => (instance as unknown as { core: SessionCore }).core.runs.stopped(runId));
+  await runInDurableObject(stubOf(sessionId), (instance) => (instance as unknown as { life: RunLifecycle }).life.stopped(runId));
 }
 
 const mirroredRun = async (runId: string) =>

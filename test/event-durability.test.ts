@@ -81,7 +81,7 @@ describe("events are durable before anyone sees them", () => {
     const run = await response.json<Run>();
     const log = await storedEvents(agent.id, run.id);
     await runInDurableObject(sessionStub(run.session_id), async (instance) => {
-      await (instance as unknown as { core: { flushing: Promise<void> } }).core.flushing;
+      await (instance as unknown as { core: { flushed: () => Promise<void> } }).core.flushed();
     });
     const { results } = await env.DB.prepare("SELECT seq, type FROM events WHERE run_id = ? ORDER BY seq").bind(run.id).all<{ seq: number; type: string }>();
     expect(results).toEqual(log.map((e) => ({ seq: e.seq, type: e.type })));

@@ -167,7 +167,7 @@ describe("the outbox to D1", () => {
     expect(run.status).toBe("completed");
     expect(await callsReceived(bucket, 8)).toHaveLength(8);
     await runInDurableObject(sessionStub(sessionId), async (instance) => {
-      await (instance as unknown as { core: { flushing: Promise<void> } }).core.flushing;
+      await (instance as unknown as { core: { flushed: () => Promise<void> } }).core.flushed();
     });
 
     expect(await mirrorState(sessionId)).toMatchObject({ outbox: 0, unmirroredEvents: 0, quarantined: [] });

@@ -12,16 +12,18 @@ const askUser = { type: "client", name: "ask_user", parameters: { type: "object"
 const continuePath = (agentId: string, runId: string) => `/v1/agents/${agentId}/runs/${runId}/continue`;
 
 /** The object's in-memory bookkeeping, which a user cannot see but which must not grow. */
-type CoreView = { hub: { size: number }; runs: { launching: Set<string> }; wake: () => void; store: { putRun: (run: unknown) => void } };
+type CoreView = { hub: { size: number }; store: { putRun: (run: unknown) => void } };
+type LifeView = { launchingRuns: () => string[]; wakeAfterEviction: () => void };
 const coreOf = (instance: unknown) => (instance as { core: CoreView }).core;
+const lifeOf = (instance: unknown) => (instance as { life: LifeView }).life;
 
 /** Resolves when the object is next entered by an RPC call that wakes it (a continue, a GET of a run). */
 function nextEntry(instance: unknown): Promise<void> {
-  const core = coreOf(instance);
-  const wake = core.wake;
+  const life = lifeOf(instance);
+  const wake = life.wakeAfterEviction;
   return new Promise<void>((resolve) => {
-    core.wake = function (this: CoreView) {
-      core.wake = wake;
+    life.wakeAfterEviction = function (this: LifeView) {
+      life.wakeAfterEviction = wake;
       resolve();
       wake.call(this);
     };
@@ -206,7 +208,7 @@ describe("the edges of a run", () => {
     });
     const failed = await postRun(agent.id, { input: "first", session_id: sessionId });
     expect(failed.status).toBe(500);
-    await runInDurableObject(sessionStub(sessionId), (instance) => expect([...coreOf(instance).runs.launching]).toEqual([]));
+    await runInDurableObject(sessionStub(sessionId), (instance) => expect(lifeOf(instance).launchingRuns()).toEqual([]));
     expect((await runTurn(agent.id, { input: "again", session_id: sessionId })).status).toBe("completed");
   });
 });

@@ -96,3 +96,6 @@ function fieldsOfIssue(issue: Issue, prefix: string[]): FieldError[] {
   }
   return [{ path: path.join("."), message: issue.message }];
 }
+
+/** What a caught value says: an Error's message, or the value as text. */
+export const errorMessage = (error: unknown): string => (error instanceof Error ? error.message : String(error));

@@ -2,7 +2,7 @@ import { createExecutionContext, createMessageBatch, getQueueResult, runInDurabl
 import { env } from "cloudflare:workers";
 import worker from "../../src/index";
 import type { Env } from "../../src/env";
-import type { SessionCore } from "../../src/session/object/session-core";
+import type { RunLifecycle } from "../../src/session/object/run-lifecycle";
 import type { RunMessage } from "../../src/session/run/run-message";
 
 export type { RunMessage };
@@ -16,7 +16,7 @@ export { sessionStub };
  * driver settled, and the mirror's drain they started done. A condition of the object, not a time.
  */
 export async function mirrorCaughtUp(sessionId: string, tenant = "default"): Promise<void> {
-  await runInDurableObject(sessionStub(sessionId, tenant), (instance) => (instance as unknown as { core: SessionCore }).core.quiesced());
+  await runInDurableObject(sessionStub(sessionId, tenant), (instance) => (instance as unknown as { life: RunLifecycle }).life.quiesced());
 }
 
 /**

@@ -1,9 +1,9 @@
 import type { Block } from "../../core/messages";
 import { newId, nowIso } from "../../core/ids";
-import { log, withLogContext, type LogContext } from "../../core/log";
-import { eventRetentionCutoff, positiveNumber } from "../../core/settings";
+import { errorMessage } from "../../core/errors";
+import { log, type LogContext } from "../../core/log";
+import { positiveNumber } from "../../core/settings";
 import type { Env } from "../../env";
-import type { ProviderError } from "../../providers/types";
 import { CompactionStore, mirrorCompaction, rebuildCompactions, type Compaction } from "../transcript/compaction-store";
 import { EventLog } from "../store/event-log";
 import { Mirror } from "../store/mirror";
@@ -11,18 +11,14 @@ import { replayStream } from "../stream/replay-stream";
 import { DeltaBuffer } from "../stream/delta-buffer";
 import { EventHub, isTerminal, type EventData, type RunEvent, type RunEventType } from "../stream/events";
 import { mirrorMessage, mirrorRun, mirrorRunInputs, mirrorSession } from "../store/mirror-statements";
-import type { RunAnswer, SessionFailure, SessionIdentity } from "./protocol";
+import type { SessionFailure, SessionIdentity } from "./protocol";
 import { initializeNew, rebuildFromMirror } from "../store/rebuild";
-import { driveRun, type LoopHost } from "../run/run-loop";
 import type { RunMessage } from "../run/run-message";
-import { isWaitingForRetry, renderRun, type Checkpoint, type RunRecord, type RunStatus } from "../run/run-record";
+import type { Checkpoint, RunRecord, RunStatus } from "../run/run-record";
 import { SessionSockets } from "../stream/sockets";
 import { SessionStore, type MirrorStatement, type StoredMessage } from "../store/session-store";
 import { Timers, type TimerName } from "./timers";
-import { RunSupervisor } from "./run-supervisor";
 
-/** A running run whose invocation dies is resumed by the alarm after this long without progress. */
-const WATCHDOG_MS = 60_000;
 /** A failed D1 mirror batch is retried on the alarm after this long. */
 export const OUTBOX_RETRY_MS = 2_000;
 
@@ -42,19 +38,19 @@ export const deletingFailure = (identity: SessionIdentity): Refusal =>
 
 /**
  * The state and the mechanics of one session's object: storage, the event hub and log,
- * sockets, timers, the outbox to D1 and the transitions of its runs. The Durable Object
- * class (session-object.ts) is its RPC surface; the run loop drives it as its `LoopHost`.
+ * sockets, timers and the outbox to D1, all written through `commit`. The Durable Object class
+ * (session-object.ts) is its RPC surface; RunLifecycle (run-lifecycle.ts) moves its runs.
  */
-export class SessionCore implements LoopHost {
+export class SessionCore {
   readonly store: SessionStore;
   readonly hub = new EventHub();
   readonly timers: Timers;
-  /** The life of the session's runs: drivers, launching runs, terminal events not out yet, the deletion tombstone. */
-  readonly runs: RunSupervisor;
   /** Checkpoints recorded in the current commit, whose events follow it. */
   private readonly newCheckpoints: { run: RunRecord; checkpoint: Checkpoint }[] = [];
-  nextSeqValue: number | null = null;
-  flushing: Promise<void> = Promise.resolve();
+  /** The next seq to hand out, once read from storage (nextSeq). */
+  private nextSeqValue: number | null = null;
+  /** The mirror's drains, one after the other (flush). */
+  private flushing: Promise<void> = Promise.resolve();
   /** The stored event log and its per-step buffer (event-log.ts). */
   readonly events: EventLog;
   /** The session's hibernatable WebSockets (sockets.ts). */
@@ -74,7 +70,6 @@ export class SessionCore implements LoopHost {
   ) {
     this.store = new SessionStore(ctx.storage.sql);
     this.timers = new Timers(this.store, ctx.storage);
-    this.runs = new RunSupervisor(ctx.storage);
     this.events = new EventLog(this.store, env.DB);
     this.mirror = new Mirror(this.store, () => {
       this.mirrorArmed = false;
@@ -103,11 +98,6 @@ export class SessionCore implements LoopHost {
   saveCompaction(compaction: Compaction): MirrorStatement {
     this.compactions.put(compaction);
     return mirrorCompaction(this.tenant(), this.sessionId, compaction);
-  }
-
-  /** Pushes the watchdog forward before a step. */
-  touch(): void {
-    this.setTimer("watchdog", Date.now() + WATCHDOG_MS);
   }
 
   /** SSE of a run's stored events after `after`, then its live ones until its stretch ends. */
@@ -148,37 +138,13 @@ export class SessionCore implements LoopHost {
     });
   }
 
-  busyFailure() {
-    if (this.runs.isDeleting()) return deletingFailure({ tenant: this.tenant(), session_id: this.sessionId });
-    const active = this.store.activeRun();
-    if (!active) return null;
-    return fail("session_busy", `Session ${active.session_id} has a ${active.status} run`, {
-      session_id: active.session_id,
-      active_run_id: active.id,
-      active_status: active.status,
-    });
-  }
-
-  /**
-   * Called on every entry: a running run that no invocation of this instance drives was
-   * left by one that died (an eviction, a reset, a deploy), so it resumes from its last
-   * persisted step.
-   */
-  wake(): void {
-    const active = this.store.activeRun();
-    if (active?.status === "running" && !this.runs.isDriven(active.id) && !this.runs.isLaunching(active.id) && !isWaitingForRetry(active)) {
-      log({ event: "run_resumed", run_id: active.id, reason: "object restarted" });
-      this.drive(active.id);
-    }
-  }
-
   /** Sends the background run to the queue. A failed send is left to the fallback timer. */
   async enqueue(run: RunRecord): Promise<void> {
     const message: RunMessage = { tenant: this.tenant(), session_id: run.session_id, run_id: run.id };
     try {
       await this.env.RUNS.send(message);
     } catch (error) {
-      log({ event: "queue_message", run_id: run.id, outcome: `send failed: ${error instanceof Error ? error.message : String(error)}` });
+      log({ event: "queue_message", run_id: run.id, outcome: `send failed: ${errorMessage(error)}` });
     }
   }
 
@@ -186,192 +152,13 @@ export class SessionCore implements LoopHost {
     return positiveNumber(this.env.QUEUE_FALLBACK_SECONDS, 30) * 1000;
   }
 
-  /** Resumes the active run when no invocation drives it (the one that did has died). */
-  resumeStalledRun(): void {
-    const active = this.store.activeRun();
-    if (active?.status !== "running" || this.runs.isLaunching(active.id)) return;
-    if (isWaitingForRetry(active)) {
-      this.setTimer("retry", active.retry_at ?? Date.now());
-    } else if (this.runs.isDriven(active.id)) {
-      this.setTimer("watchdog", Date.now() + WATCHDOG_MS);
-    } else {
-      this.drive(active.id);
-    }
-  }
-
-  /** The retry alarm rang: the wait is over (an alarm never rings early), the next attempt starts. */
-  endRetryWait(): void {
-    const active = this.store.activeRun();
-    if (active?.status !== "running") return;
-    if (active.retry_at) {
-      active.retry_at = null;
-      this.commit(() => this.saveRun(active));
-    }
-    this.resumeStalledRun();
-  }
-
-  /** Starts the pending background run, if there is one; a second start does nothing. */
-  startPending(trigger: string): boolean {
-    const run = this.store.activeRun();
-    if (run?.status !== "pending") return false;
-    const now = nowIso();
-    run.status = "running";
-    run.started_at = now;
-    this.commit(() => this.saveRun(run));
-    this.setTimer("queue_fallback", null);
-    void this.begin(run, trigger).then(() => this.flushSoon());
-    return true;
-  }
-
-  /**
-   * A run's first events (a branch's `run_continued`, from its stored record), then its loop.
-   * They wait for the terminal event of a run whose stretch ended just before (a turn released
-   * before its event is out), so a session's log never shows a run starting before the last one ended.
-   */
-  async begin(run: RunRecord, trigger: string): Promise<void> {
-    await this.runs.launch(run.id, () => this.runs.allSettled());
-    if (this.store.runStatus(run.id) !== "running") return;
-    withLogContext(this.logContextOf(run), () => {
-      log({ event: "run_started", run_id: run.id, trigger });
-      this.emitOpening(run);
-      this.drive(run.id);
-    });
-  }
-
   /** The ids a run's log lines carry (core/log.ts): every line its loop logs has them. */
   logContextOf(run: Pick<RunRecord, "id" | "agent_id">): LogContext {
     return { tenant: this.tenant(), session_id: this.sessionId, agent_id: run.agent_id, run_id: run.id };
   }
 
-  /** Records a failed model call's attempt and waits on the alarm before the next one. */
-  scheduleRetry(run: RunRecord, failure: ProviderError, delayMs: number, step: number): void {
-    const failedAttempt = run.call_attempt ?? 1;
-    run.attempts += 1;
-    run.metrics.retries += 1;
-    run.call_attempt = failedAttempt + 1;
-    run.retry_at = Date.now() + delayMs;
-    this.commit(() => this.saveRun(run));
-    this.setTimer("retry", run.retry_at);
-    this.setTimer("watchdog", run.retry_at + WATCHDOG_MS);
-    this.emit(run, "retry", {
-      step,
-      attempt: failedAttempt,
-      delay_ms: delayMs,
-      error: { type: failure.type, message: failure.message, status: failure.status },
-    });
-    this.flushSoon();
-  }
-
-  /** Starts the run's loop unless one drives it already; a loop that throws ends the run as an internal error. */
-  drive(runId: string): void {
-    if (this.runs.isDriven(runId)) return;
-    const run = this.store.getRun(runId);
-    this.runs.drive(runId, (signal) =>
-      (run ? withLogContext(this.logContextOf(run), () => driveRun(this, runId, signal)) : Promise.resolve()).catch(async (error: unknown) => {
-        log({ event: "unhandled_error", message: error instanceof Error ? error.message : String(error) });
-        try {
-          const current = this.store.getRun(runId);
-          if (current?.status === "running") {
-            await this.finish(current, "error", { error: { type: "internal", message: "Internal error", retryable: false } });
-          }
-        } catch {
-          // The session was deleted under the run.
-        }
-      }),
-    );
-  }
-
-  /**
-   * Resolves when the run's current stretch ends (its terminal event), or after `timeoutMs`;
-   * either way it stops listening. Call it synchronously after reading the run as active: the
-   * terminal event follows the stored status, so it cannot be missed.
-   */
-  stopOf(runId: string, timeoutMs?: number): Promise<void> {
-    return new Promise((resolve) => {
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const unsubscribe = this.hub.subscribe(
-        (event) => {
-          if (event.run_id === runId && isTerminal(event.type)) done();
-        },
-        { internal: true },
-      );
-      const done = () => {
-        clearTimeout(timer);
-        unsubscribe();
-        resolve();
-      };
-      if (timeoutMs !== undefined) timer = setTimeout(done, timeoutMs);
-    });
-  }
-
-  /** Resolves once the terminal event of a run's ended stretch is out: its next transition may go on. */
-  settled(runId: string): Promise<void> {
-    return this.runs.settled(runId);
-  }
-
-  /** The answer to a start or a continue: the stream, or (`waitForStop`) the run once it has stopped. */
-  async answer(runId: string, stream: ReadableStream<Uint8Array> | null, waitForStop = true): Promise<RunAnswer> {
-    const current = this.store.getRun(runId);
-    if (!current) return fail("not_found", `Run ${runId} not found`);
-    if (stream || !waitForStop) return { ok: true, run: renderRun(current), stream };
-    if (current.status === "running" || current.status === "pending") await this.stopOf(runId);
-    try {
-      return { ok: true, run: renderRun(this.store.getRun(runId) ?? current), stream: null };
-    } catch {
-      return fail("not_found", `Run ${runId} not found: its session was deleted`);
-    }
-  }
-
-  async finish(
-    run: RunRecord,
-    status: Exclude<RunStatus, "pending" | "running">,
-    patch: Partial<RunRecord>,
-    eventData: { reason?: string } = {},
-  ): Promise<void> {
-    // The previous stretch's terminal event goes out before this one's (a cancel of a run whose
-    // run_paused is not out yet).
-    await this.runs.settled(run.id);
-    const now = nowIso();
-    // The checkpoint and the terminal event of the run's end go out even when nothing else did here.
-    this.events.openStretch(run.id);
-    Object.assign(run, patch, { status });
-    if (status !== "paused") {
-      run.finished_at = now;
-      run.metrics.duration_ms = Date.parse(now) - Date.parse(run.started_at ?? run.created_at);
-    }
-    this.commit(() => {
-      // The turn is released before the terminal answer or event goes out (API.md).
-      if (status !== "paused" && this.store.getMeta("active_run_id") === run.id) this.store.setMeta("active_run_id", null);
-      this.store.setMeta("updated_at", now);
-      if (status !== "paused") this.addCheckpoint(run, { after: "end", tool_call_id: null, tool_name: null });
-      return [...this.saveRun(run), this.mirrorSessionRow()];
-    });
-    for (const timer of ["watchdog", "retry", "queue_fallback"] as const) this.setTimer(timer, null);
-    // The object's own copy of the event log follows the same retention as the D1 mirror's.
-    if (status !== "paused") this.store.pruneEvents(eventRetentionCutoff(this.env, new Date()));
-    // Until its terminal event is out, the run's next transition waits (settled()): a continue or
-    // a cancel that saw the stored status would otherwise emit before it.
-    await this.runs.announcing(run.id, this.announce(run, status, eventData));
-  }
-
-  /** Every finished run is in D1 before its terminal event, which is built from the stored run. */
-  private async announce(finished: RunRecord, status: Exclude<RunStatus, "pending" | "running">, eventData: { reason?: string }): Promise<void> {
-    await this.flush();
-    let run = finished;
-    try {
-      run = this.store.getRun(finished.id) ?? finished;
-    } catch {
-      // The session was deleted under the run: its last state is the one it finished with.
-    }
-    if (status === "completed") this.emit(run, "run_completed", { output: run.output, metrics: run.metrics });
-    else if (status === "error") this.emit(run, "run_error", { error: run.error ?? { type: "internal", message: "Internal error", retryable: false } });
-    else if (status === "cancelled") this.emit(run, "run_cancelled", { reason: eventData.reason ?? "cancelled" });
-    else this.emit(run, "run_paused", { required_actions: run.required_actions });
-    log({ event: "run_finished", run_id: run.id, status, duration_ms: run.metrics.duration_ms, ...(run.error ? { error_type: run.error.type } : {}) });
-  }
-
   /** A run's opening events: `run_started`, then (a branch's, unless it comes next anyway) `run_continued`. */
-  private emitOpening(run: RunRecord, withContinued = true): void {
+  emitOpening(run: RunRecord, withContinued = true): void {
     this.emit(run, "run_started", { agent_id: run.agent_id, agent_version: run.agent_version });
     if (run.continued_from && withContinued) this.emit(run, "run_continued", run.continued_from);
   }
@@ -385,7 +172,7 @@ export class SessionCore implements LoopHost {
             this.emitNow(run, type, data, createdAt);
           } catch (error) {
             // Written from the window's timer: the session was deleted under the run.
-            log({ event: "unhandled_error", message: error instanceof Error ? error.message : String(error) });
+            log({ event: "unhandled_error", message: errorMessage(error) });
           }
         },
         this.hub.watched || this.sockets.isWatched(),
@@ -433,14 +220,19 @@ export class SessionCore implements LoopHost {
 
   /** Applies `change` and puts its D1 statements in the outbox, in one transaction. */
   commit(change: () => MirrorStatement[]): void {
+    let statements = 0;
     try {
-      this.ctx.storage.transactionSync(() => this.store.enqueueMirror(change()));
+      this.ctx.storage.transactionSync(() => {
+        const mirrored = change();
+        statements = mirrored.length;
+        this.store.enqueueMirror(mirrored);
+      });
     } catch (error) {
       // Rolled back: nothing read inside it may outlive it (store/message-cache.ts).
       this.store.forgetParsed();
       throw error;
     }
-    this.armMirror();
+    if (statements > 0) this.armMirror();
     // Events may commit themselves (emit), so the checkpoints' go out after the transaction.
     for (const { run, checkpoint } of this.newCheckpoints.splice(0)) {
       this.emit(run, "checkpoint", { checkpoint_id: checkpoint.id, step: checkpoint.step });
@@ -500,14 +292,21 @@ export class SessionCore implements LoopHost {
     this.setTimer("outbox", Date.now() + OUTBOX_RETRY_MS);
   }
 
+  /** Resolves once the drains started so far are done. */
+  flushed(): Promise<void> {
+    return this.flushing;
+  }
+
   /**
-   * Resolves once every run's driver has settled and the D1 copy they started is done: a run that
-   * a cancel (or its own end) finished may still be announcing, its terminal event emitted and
-   * flushed after that.
+   * Forgets the deleted session: closes its sockets, drops what memory holds of it, and deletes
+   * the object's storage and alarm (the last step of a delete, run-lifecycle.ts).
    */
-  async quiesced(): Promise<void> {
-    await this.runs.allSettled();
-    await this.flushing;
+  async wipe(): Promise<void> {
+    this.nextSeqValue = null;
+    this.events.reset();
+    this.sockets.closeAll(1000, "session deleted");
+    await this.ctx.storage.deleteAlarm();
+    await this.ctx.storage.deleteAll();
   }
 
   /** Copies the outbox and the stored events to D1 (mirror.ts); a failure is retried on the alarm. */
@@ -526,7 +325,7 @@ export class SessionCore implements LoopHost {
     } catch (error) {
       // The storage was deleted with the session under the drain; anything else is retried.
       if (!this.store.isInitialized()) return;
-      log({ event: "outbox_failed", session_id: this.sessionId, message: error instanceof Error ? error.message : String(error) });
+      log({ event: "outbox_failed", session_id: this.sessionId, message: errorMessage(error) });
       drained = false;
     }
     if (!drained) {

@@ -1,9 +1,8 @@
 import { DurableObject } from "cloudflare:workers";
+import { errorMessage } from "../../core/errors";
 import { log } from "../../core/log";
-import { deleteSessionMedia } from "../../media/store";
 import type { Env } from "../../env";
-import { runEventStream, type RunEvent } from "../stream/events";
-import { deleteSessionRows } from "../store/mirror-statements";
+import type { RunEvent } from "../stream/events";
 import type { CompactionReport, ContinueRunRequest, Result, RunAnswer, SessionIdentity, SessionView, StartRunRequest } from "./protocol";
 import type { Agent } from "../../agents";
 import { branchOf, messagesOf } from "../transcript/branch-messages";
@@ -11,8 +10,8 @@ import { estimateTokens, toModelMessages, type TranscriptMessage } from "../tran
 import { summarizeOlderMessages } from "../transcript/compactor";
 import { compactedBranch } from "../transcript/model-history";
 import { planBranch } from "../transcript/branch-plan";
-import { isActive, isWaitingForRetry, renderRun, type Checkpoint, type Run, type RunRecord } from "../run/run-record";
-import { createRun } from "./run-creation";
+import { renderRun, type Checkpoint, type Run, type RunRecord } from "../run/run-record";
+import { RunLifecycle } from "./run-lifecycle";
 import { deletingFailure, fail, OUTBOX_RETRY_MS, SessionCore, type Refusal } from "./session-core";
 import { summarizeSession } from "./session-summary";
 import { upgradeIdentity } from "../stream/sockets";
@@ -20,15 +19,19 @@ import { checkToolResults } from "../run/tool-results-check";
 
 /**
  * The Session Durable Object: the only writer of one session. It holds the turn lock, runs
- * the agent loop, fans events out and mirrors everything to D1 (DESIGN.md). Its methods are
- * the RPC surface the Worker calls; the mechanics live in SessionCore (session-core.ts).
+ * the agent loop, fans events out and mirrors everything to D1 (docs/architecture.md). Its
+ * methods are the RPC surface the Worker calls: each enters (`enter`), checks the request, and
+ * hands the work to RunLifecycle (a run's moves, run-lifecycle.ts) or SessionCore (storage,
+ * events and the mirror, session-core.ts).
  */
 export class SessionObject extends DurableObject<Env> {
   private readonly core: SessionCore;
+  private readonly life: RunLifecycle;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.core = new SessionCore(ctx, env);
+    this.life = new RunLifecycle(this.core);
   }
 
   // ── RPC methods (called by the Worker) ─────────────────────────────────────────────
@@ -43,7 +46,7 @@ export class SessionObject extends DurableObject<Env> {
     if (refused) return refused;
     // A plain turn continues the session's head: its newest run.
     const head = this.core.store.headRun();
-    return createRun(this.core, {
+    return this.life.create({
       ...request,
       base: { parent: head?.id ?? null, until: null },
       parent_run_id: null,
@@ -58,11 +61,11 @@ export class SessionObject extends DurableObject<Env> {
    * the turn then goes the whole way, and `startRun` decides. Reads only; changes nothing.
    */
   async turnRefusal(identity: SessionIdentity, agentId: string): Promise<Refusal | null> {
-    if (!this.core.store.isInitialized() || this.core.runs.hasOrphanTombstone() || this.core.runs.isDeleting()) return null;
+    if (!this.core.store.isInitialized() || this.life.hasLeftDelete() || this.life.isDeleting()) return null;
     const stored = this.core.storedIdentity();
     if (stored?.tenant !== identity.tenant || stored.session_id !== identity.session_id) return null;
     if (this.core.store.getMeta("agent_id") !== agentId) return null;
-    return this.core.busyFailure();
+    return this.life.busyFailure();
   }
 
   /**
@@ -72,23 +75,14 @@ export class SessionObject extends DurableObject<Env> {
   async executeRun(identity: SessionIdentity, runId: string): Promise<Result<{ started: boolean }>> {
     const refused = await this.enter(identity, { work: true, wake: false });
     if (refused) return refused;
-    const run = this.core.store.getRun(runId);
-    if (!run) return fail("not_found", `Run ${runId} not found`);
-    const started = run.status === "pending" && this.core.store.activeRun()?.id === runId && this.core.startPending("queue");
-    if (!started) this.core.wake();
-    return { ok: true, started };
+    return this.life.startFromQueue(runId);
   }
 
   /** Ends a pending run whose queue message was dead-lettered; a run that started is left alone. */
   async failPendingRun(identity: SessionIdentity, runId: string, reason: string): Promise<Result<{ run: Run }>> {
     const refused = await this.enter(identity, { wake: false });
     if (refused) return refused;
-    const run = this.core.store.getRun(runId);
-    if (!run) return fail("not_found", `Run ${runId} not found`);
-    if (run.status === "pending") {
-      await this.core.finish(run, "error", { error: { type: "internal", message: reason, retryable: false } });
-    }
-    return { ok: true, run: renderRun(this.core.store.getRun(runId) ?? run) };
+    return this.life.failPending(runId, reason);
   }
 
   /**
@@ -98,22 +92,7 @@ export class SessionObject extends DurableObject<Env> {
   async sweepRun(identity: SessionIdentity, runId: string, maxSweeps: number): Promise<Result<{ action: string }>> {
     const refused = await this.enter(identity, { work: true, wake: false });
     if (refused) return refused;
-    await this.core.flush();
-    const run = this.core.store.getRun(runId);
-    if (!run || !isActive(run.status) || run.status === "paused") return { ok: true, action: "none" };
-    if (this.core.runs.isDriven(run.id) || isWaitingForRetry(run)) return { ok: true, action: "alive" };
-    run.sweeps = (run.sweeps ?? 0) + 1;
-    if (run.sweeps > maxSweeps) {
-      await this.core.finish(run, "error", {
-        error: { type: "internal", message: `The run made no progress after ${maxSweeps} recovery attempts`, retryable: false },
-      });
-      return { ok: true, action: "ended" };
-    }
-    this.core.commit(() => this.core.saveRun(run));
-    log({ event: "run_resumed", run_id: run.id, reason: "cron sweep" });
-    if (run.status === "pending") this.core.startPending("cron sweep");
-    else this.core.drive(run.id);
-    return { ok: true, action: "resumed" };
+    return this.life.sweep(runId, maxSweeps);
   }
 
   /** The run once it has stopped, or after `waitMs` with its current state (a long-poll). */
@@ -122,7 +101,7 @@ export class SessionObject extends DurableObject<Env> {
     if (refused) return refused;
     const run = this.core.store.getRun(runId);
     if (!run) return fail("not_found", `Run ${runId} not found`);
-    if (run.status === "pending" || run.status === "running") await this.core.stopOf(runId, waitMs);
+    if (run.status === "pending" || run.status === "running") await this.life.stretchEnd(runId, waitMs);
     return { ok: true, run: renderRun(this.core.store.getRun(runId) ?? run) };
   }
 
@@ -131,17 +110,17 @@ export class SessionObject extends DurableObject<Env> {
     const refused = await this.enter(request, { work: true });
     if (refused) return refused;
     // A run that has just paused goes on only once its run_paused is out.
-    await this.core.settled(request.run_id);
+    await this.life.announced(request.run_id);
     const run = this.core.store.getRun(request.run_id);
     if (!run) return fail("not_found", `Run ${request.run_id} not found`);
     const branching = request.fork === true || request.continue_from !== undefined || request.input !== null;
     switch (run.status) {
       case "pending":
       case "running":
-        return this.core.busyFailure() ?? fail("session_busy", "The run is already running");
+        return this.life.busyFailure() ?? fail("session_busy", "The run is already running");
       case "paused":
         // A paused run holds the session: it goes on in place, and a branch must cancel it first.
-        if (request.fork === true) return this.core.busyFailure() ?? fail("session_busy", "The run is paused");
+        if (request.fork === true) return this.life.busyFailure() ?? fail("session_busy", "The run is paused");
         if (branching) {
           return fail("invalid_request", "A paused run continues in place with tool_results only", {
             fields: [{ path: request.input !== null ? "input" : "continue_from", message: "not allowed when continuing a paused run" }],
@@ -163,32 +142,7 @@ export class SessionObject extends DurableObject<Env> {
     const problem = checkToolResults(run.required_actions, request.tool_results);
     if (problem) return fail("invalid_request", problem.message, { fields: [problem] });
 
-    const stream = request.stream ? runEventStream(this.core.hub, run.id) : null;
-    const answered = run.required_actions;
-    run.status = "running";
-    run.required_actions = [];
-    run.metrics.tool_calls += answered.length;
-    this.core.commit(() => {
-      for (const result of request.tool_results) {
-        this.core.store.recordToolResult({
-          tool_call_id: result.tool_call_id,
-          run_id: run.id,
-          output: result.output,
-          is_error: result.is_error ?? false,
-        });
-      }
-      return this.core.saveRun(run);
-    });
-    this.core.emit(run, "run_continued", { from_checkpoint: null });
-    // checkToolResults matched every result to one of the actions.
-    for (const { tool_call_id, name } of answered) {
-      const result = request.tool_results.find((r) => r.tool_call_id === tool_call_id);
-      if (!result) continue;
-      if (result.is_error) this.core.emit(run, "tool_call_error", { tool_call_id, name, error: result.output });
-      else this.core.emit(run, "tool_call_completed", { tool_call_id, name, output: result.output, duration_ms: null });
-    }
-    this.core.drive(run.id);
-    return this.core.answer(run.id, stream);
+    return this.life.continueInPlace(run, request);
   }
 
   /** A sibling of a finished run, from one of its checkpoints or before its last user message. */
@@ -200,7 +154,7 @@ export class SessionObject extends DurableObject<Env> {
     }
     const plan = planBranch(this.core.store, source, request.continue_from ?? "end", request.input);
     if ("failure" in plan) return { ok: false, error: plan.failure };
-    return createRun(this.core, {
+    return this.life.create({
       tenant: request.tenant,
       session_id: request.session_id,
       agent: request.agent,
@@ -232,7 +186,7 @@ export class SessionObject extends DurableObject<Env> {
     const refused = await this.enter(identity, { work: true, wake: false });
     if (refused) return refused;
     if (this.core.store.getMeta("agent_id") === null) return fail("not_found", `Session ${identity.session_id} not found`);
-    const busy = this.core.busyFailure();
+    const busy = this.life.busyFailure();
     if (busy) return busy;
     const head = this.core.store.headRun();
     if (!head) return fail("not_found", `Session ${identity.session_id} has no runs`);
@@ -242,8 +196,7 @@ export class SessionObject extends DurableObject<Env> {
     try {
       outcome = await summarizeOlderMessages(this.env, identity.tenant, agent, history, head.id);
     } catch (error) {
-      const message = error instanceof Error ? error.message : String(error);
-      return fail("provider_error", `Compaction failed: ${message}`);
+      return fail("provider_error", `Compaction failed: ${errorMessage(error)}`);
     }
     if (!outcome) return { ok: true, report: { summary: null, compacted_messages: 0, tokens_before: size, tokens_after: size } };
     const { compaction, compacted_messages } = outcome;
@@ -259,14 +212,7 @@ export class SessionObject extends DurableObject<Env> {
   async cancelRun(identity: SessionIdentity, runId: string): Promise<Result<{ run: Run }>> {
     const refused = await this.enter(identity, { wake: false });
     if (refused) return refused;
-    await this.core.settled(runId);
-    const run = this.core.store.getRun(runId);
-    if (!run) return fail("not_found", `Run ${runId} not found`);
-    if (isActive(run.status)) {
-      this.core.runs.abort(runId);
-      await this.core.finish(run, "cancelled", {}, { reason: "cancelled by request" });
-    }
-    return { ok: true, run: renderRun(this.core.store.getRun(runId) ?? run) };
+    return this.life.cancel(runId, "cancelled by request");
   }
 
   async getRun(identity: SessionIdentity, runId: string): Promise<Result<{ run: Run }>> {
@@ -303,36 +249,7 @@ export class SessionObject extends DurableObject<Env> {
     const refused = await this.enter(identity, { wake: false });
     if (refused) return refused;
     if (this.core.store.getMeta("agent_id") === null) return fail("not_found", `Session ${identity.session_id} not found`);
-    if (this.core.runs.isDeleting()) return fail("session_busy", `Session ${identity.session_id} is being deleted`, { session_id: identity.session_id });
-    await this.core.runs.deleteWith(() => this.erase(identity));
-    return { ok: true };
-  }
-
-  /**
-   * The steps of a delete, run under the tombstone (run-supervisor.ts): from its first instant
-   * no new run starts (busyFailure), since one would be mirrored to D1 after its rows were
-   * deleted and brought back by the queue. Every step may run again after an eviction.
-   */
-  private async erase(identity: SessionIdentity): Promise<void> {
-    const active = this.core.store.activeRun();
-    if (active) {
-      await this.core.settled(active.id);
-      this.core.runs.abort(active.id);
-      await this.core.finish(this.core.store.getRun(active.id) ?? active, "cancelled", {}, { reason: "session deleted" });
-    }
-    // A run finished just before may still be announcing: its terminal event would reach D1 after the rows are deleted.
-    await this.core.quiesced();
-    this.core.store.clearOutbox();
-    const statements = deleteSessionRows(identity.tenant, identity.session_id);
-    await this.env.DB.batch(statements.map((s) => this.env.DB.prepare(s.sql).bind(...s.params)));
-    // Before the object's storage goes: a failed R2 call leaves the tombstone, and the next entry tries again.
-    await deleteSessionMedia(this.env.MEDIA, identity);
-    this.core.runs.abortAll();
-    this.core.nextSeqValue = null;
-    this.core.events.reset();
-    this.core.sockets.closeAll(1000, "session deleted");
-    await this.ctx.storage.deleteAlarm();
-    await this.ctx.storage.deleteAll();
+    return this.life.deleteSession(identity);
   }
 
   /**
@@ -342,18 +259,11 @@ export class SessionObject extends DurableObject<Env> {
    * and (`wake`, the default) resumes a running run that no loop drives.
    */
   private async enter(identity: SessionIdentity, entry: { work?: boolean; wake?: boolean; isNew?: boolean } = {}): Promise<Refusal | null> {
-    if (this.core.runs.hasOrphanTombstone()) {
-      try {
-        await this.core.runs.deleteWith(() => this.erase(identity));
-        log({ event: "session_delete_resumed", session_id: identity.session_id });
-      } catch (error) {
-        log({ event: "session_delete_failed", session_id: identity.session_id, message: error instanceof Error ? error.message : String(error) });
-        return deletingFailure(identity);
-      }
-    }
+    const leftDelete = await this.life.finishLeftDelete(identity);
+    if (leftDelete) return leftDelete;
     if (!this.core.store.isInitialized()) await this.core.rebuild(identity, entry.isNew);
-    if (entry.work && this.core.runs.isDeleting()) return deletingFailure(identity);
-    if (entry.wake !== false) this.core.wake();
+    if (entry.work && this.life.isDeleting()) return deletingFailure(identity);
+    if (entry.wake !== false) this.life.wakeAfterEviction();
     return null;
   }
 
@@ -416,13 +326,13 @@ export class SessionObject extends DurableObject<Env> {
       if (!this.core.store.isInitialized()) return;
       for (const timer of this.core.timers.takeDue()) {
         if (timer === "outbox") await this.core.flush();
-        if (timer === "queue_fallback") this.core.startPending("queue fallback timer");
-        if (timer === "retry") this.core.endRetryWait();
-        if (timer === "watchdog") this.core.resumeStalledRun();
+        if (timer === "queue_fallback") this.life.startPending("queue fallback timer");
+        if (timer === "retry") this.life.endRetryWait();
+        if (timer === "watchdog") this.life.resumeStalled();
       }
       this.core.timers.sync();
     } catch (error) {
-      log({ event: "alarm_failed", message: error instanceof Error ? error.message : String(error) });
+      log({ event: "alarm_failed", message: errorMessage(error) });
       this.core.setTimer("outbox", Date.now() + OUTBOX_RETRY_MS);
     }
   }

@@ -23,7 +23,7 @@ import type { MirrorStatement, SessionStore, StoredMessage } from "../store/sess
 /** At most this many tool calls of one step run at once (a Worker may hold 6 connections). */
 const TOOL_CONCURRENCY = 4;
 
-/** What the loop needs from the Session object that drives it. */
+/** What the loop needs from the Session object that drives it: its storage and events, and the run's moves (run-lifecycle.ts). */
 export interface LoopHost {
   readonly env: Env;
   readonly store: SessionStore;
@@ -51,7 +51,7 @@ export interface LoopHost {
   /** Stores a compaction (inside a `commit`) and returns its mirror statement. */
   saveCompaction(compaction: Compaction): MirrorStatement;
   /** Records a failed attempt and arms the retry alarm; the loop stops until it rings. */
-  scheduleRetry(run: RunRecord, failure: ProviderError, delayMs: number, step: number): void;
+  retryLater(run: RunRecord, failure: ProviderError, delayMs: number, step: number): void;
 }
 
 /**
@@ -234,12 +234,16 @@ async function toolStep(host: LoopHost, run: RunRecord, calls: ReturnType<typeof
       });
       // A run cancelled while the call ran has ended: its late result is neither recorded nor emitted.
       if (signal.aborted || host.store.runStatus(run.id) !== "running") return;
-      host.store.recordToolResult({ tool_call_id: call.tool_call_id, run_id: run.id, ...outcome });
-      const current = host.store.getRun(run.id);
-      if (current) {
-        current.metrics.tool_calls += 1;
-        host.store.putRun(current);
-      }
+      // The result and the run's count in one transaction; D1 gets them with the step's tool message.
+      host.commit(() => {
+        host.store.recordToolResult({ tool_call_id: call.tool_call_id, run_id: run.id, ...outcome });
+        const current = host.store.getRun(run.id);
+        if (current) {
+          current.metrics.tool_calls += 1;
+          host.store.putRun(current);
+        }
+        return [];
+      });
       if (outcome.is_error) host.emit(run, "tool_call_error", { tool_call_id: call.tool_call_id, name: call.name, error: outcome.output });
       else {
         host.emit(run, "tool_call_completed", {
@@ -287,7 +291,10 @@ function overBudget(host: LoopHost, run: RunRecord, calls: ToolCallBlock[]): Too
   const allowed = Math.max(0, limit - run.metrics.tool_calls);
   for (const call of calls.slice(allowed)) {
     const output = `Not run: the run reached its max_tool_calls (${limit})`;
-    host.store.recordToolResult({ tool_call_id: call.tool_call_id, run_id: run.id, output, is_error: true });
+    host.commit(() => {
+      host.store.recordToolResult({ tool_call_id: call.tool_call_id, run_id: run.id, output, is_error: true });
+      return [];
+    });
     host.emit(run, "tool_call_started", { tool_call_id: call.tool_call_id, name: call.name, arguments: call.arguments });
     host.emit(run, "tool_call_error", { tool_call_id: call.tool_call_id, name: call.name, error: output });
   }
@@ -322,7 +329,7 @@ async function failStep(host: LoopHost, run: RunRecord, error: unknown, step: nu
   }
   const retry = retryDecision(failure, current.metrics.retries, current.agent);
   if (retry) {
-    host.scheduleRetry(current, failure, retry.delayMs, step);
+    host.retryLater(current, failure, retry.delayMs, step);
     return;
   }
   const runError: RunError = { type: failure.type, message: failure.message, retryable: failure.retryable };

@@ -8,15 +8,15 @@ const TOMBSTONE_KEY = "deleting_since";
 type Driver = { abort: AbortController; stopped: Promise<void> };
 
 /**
- * The owner of the in-memory and persisted state of a run's life in one session object: the
- * loops that drive runs (each with its abort controller and its "stopped" promise), the runs
- * between their creation and their first step (`launching`), the terminal events not out yet
- * (`finishing`) and the deletion tombstone. SessionCore asks it; nothing else mutates this state.
+ * The bookkeeping of RunLifecycle (run-lifecycle.ts), its only user: the loops that drive runs
+ * (each with its abort controller and its "stopped" promise), the runs between their creation
+ * and their first step (`launching`), the terminal events not out yet (`announcing`) and the
+ * deletion tombstone. It moves no run; it only remembers what the lifecycle is doing.
  */
-export class RunSupervisor {
+export class RunDrivers {
   private readonly drivers = new Map<string, Driver>();
   private readonly launching = new Set<string>();
-  private readonly finishing = new Map<string, Promise<void>>();
+  private readonly announcing = new Map<string, Promise<void>>();
   /** A delete in progress in this instance (the tombstone alone may be left by an evicted one). */
   private deletion: Promise<unknown> | null = null;
 
@@ -30,6 +30,11 @@ export class RunSupervisor {
   /** True between a run's creation and its first step: `wake()` must not resume it. */
   isLaunching(runId: string): boolean {
     return this.launching.has(runId);
+  }
+
+  /** The runs between their creation and their first step. */
+  launchingRuns(): string[] {
+    return [...this.launching];
   }
 
   /** Runs `work` with the run marked as launching; the mark goes whatever `work` does. */
@@ -70,22 +75,22 @@ export class RunSupervisor {
   }
 
   /** Resolves once the terminal event of the run's ended stretch is out: its next transition may go on. */
-  settled(runId: string): Promise<void> {
-    return this.finishing.get(runId) ?? Promise.resolve();
+  announced(runId: string): Promise<void> {
+    return this.announcing.get(runId) ?? Promise.resolve();
   }
 
   /** Resolves once every ended stretch's terminal event is out (a new turn's run_started follows them). */
-  async allSettled(): Promise<void> {
-    while (this.finishing.size > 0) await Promise.all(this.finishing.values());
+  async allAnnounced(): Promise<void> {
+    while (this.announcing.size > 0) await Promise.all(this.announcing.values());
   }
 
-  /** Holds the run's next transitions (settled) until `announced` is done. */
-  async announcing(runId: string, announced: Promise<void>): Promise<void> {
-    this.finishing.set(runId, announced);
+  /** Holds the run's next transitions (`announced`) until `announcement` is done. */
+  async holdUntilAnnounced(runId: string, announcement: Promise<void>): Promise<void> {
+    this.announcing.set(runId, announcement);
     try {
-      await announced;
+      await announcement;
     } finally {
-      if (this.finishing.get(runId) === announced) this.finishing.delete(runId);
+      if (this.announcing.get(runId) === announcement) this.announcing.delete(runId);
     }
   }
 
