@@ -108,7 +108,12 @@ export class AgentryClient {
 
   /** `continue` (docs/run-tree.md), blocking: resume a paused run, or branch a finished one. */
   continueRun(agentId: string, runId: string, body: ContinueRequest, options: CallOptions = {}): Promise<Run> {
-    return this.json("POST", `/v1/agents/${enc(agentId)}/runs/${enc(runId)}/continue`, { ...body, stream: false, background: false }, options);
+    return this.json(
+      "POST",
+      `/v1/agents/${enc(agentId)}/runs/${enc(runId)}/continue`,
+      { ...body, stream: false, background: false },
+      options,
+    );
   }
 
   /** Resumes a paused run with the results of its client tools (`required_actions`), blocking. */
@@ -120,8 +125,18 @@ export class AgentryClient {
    * Forks a finished run from one of its checkpoints (`"end"` by default) into a new run with a
    * new `input`, blocking. The fork becomes the session's head; the source run is unchanged.
    */
-  fork(agentId: string, runId: string, body: { checkpoint?: string; input: ContinueRequest["input"]; metadata?: ContinueRequest["metadata"] }, options: CallOptions = {}): Promise<Run> {
-    return this.continueRun(agentId, runId, { continue_from: body.checkpoint ?? "end", fork: true, input: body.input, metadata: body.metadata }, options);
+  fork(
+    agentId: string,
+    runId: string,
+    body: { checkpoint?: string; input: ContinueRequest["input"]; metadata?: ContinueRequest["metadata"] },
+    options: CallOptions = {},
+  ): Promise<Run> {
+    return this.continueRun(
+      agentId,
+      runId,
+      { continue_from: body.checkpoint ?? "end", fork: true, input: body.input, metadata: body.metadata },
+      options,
+    );
   }
 
   listCheckpoints(agentId: string, runId: string): Promise<Checkpoint[]> {
@@ -142,7 +157,14 @@ export class AgentryClient {
 
   /** `continue` with `stream: true`, resumed like `stream`. */
   streamContinue(agentId: string, runId: string, body: ContinueRequest, options: CallOptions = {}): AsyncGenerator<AgentryEvent> {
-    const open = () => this.send("POST", `/v1/agents/${enc(agentId)}/runs/${enc(runId)}/continue`, { ...body, stream: true, background: false }, options, true);
+    const open = () =>
+      this.send(
+        "POST",
+        `/v1/agents/${enc(agentId)}/runs/${enc(runId)}/continue`,
+        { ...body, stream: true, background: false },
+        options,
+        true,
+      );
     return this.resumable(agentId, open, null, 0, options.signal);
   }
 
@@ -159,7 +181,9 @@ export class AgentryClient {
   /** The stored events of a run after `after`, as JSON (no live ones). */
   listEvents(agentId: string, runId: string, options: { after?: number } = {}): Promise<AgentryEvent[]> {
     const after = options.after === undefined ? "" : `?after=${options.after}`;
-    return this.json<{ data: AgentryEvent[] }>("GET", `/v1/agents/${enc(agentId)}/runs/${enc(runId)}/events${after}`).then((page) => page.data);
+    return this.json<{ data: AgentryEvent[] }>("GET", `/v1/agents/${enc(agentId)}/runs/${enc(runId)}/events${after}`).then(
+      (page) => page.data,
+    );
   }
 
   private openEvents(agentId: string, runId: string, after: number, signal?: AbortSignal): Promise<Response> {
@@ -196,7 +220,8 @@ export class AgentryClient {
       if (signal?.aborted) throw signal.reason;
       if (runId === null) throw new AgentryStreamError("the stream broke before its first event: there is no seq to resume from", cause);
       for (;;) {
-        if (++failures > this.maxStreamRetries) throw new AgentryStreamError(`the stream of ${runId} could not be resumed after ${this.maxStreamRetries} tries`, cause);
+        if (++failures > this.maxStreamRetries)
+          throw new AgentryStreamError(`the stream of ${runId} could not be resumed after ${this.maxStreamRetries} tries`, cause);
         await delay(Math.min(this.retryDelayMs * 2 ** (failures - 1), 10_000));
         try {
           response = await this.openEvents(agentId, runId, lastSeq, signal);
@@ -219,8 +244,19 @@ export class AgentryClient {
   }
 
   /** Sends one request; a non-2xx answer is thrown as an AgentryError. */
-  private async send(method: string, path: string, body: unknown, options: CallOptions, sse: boolean, extra: Record<string, string> = {}): Promise<Response> {
-    const headers = new Headers({ authorization: `Bearer ${this.token}`, accept: sse ? "text/event-stream" : "application/json", ...extra });
+  private async send(
+    method: string,
+    path: string,
+    body: unknown,
+    options: CallOptions,
+    sse: boolean,
+    extra: Record<string, string> = {},
+  ): Promise<Response> {
+    const headers = new Headers({
+      authorization: `Bearer ${this.token}`,
+      accept: sse ? "text/event-stream" : "application/json",
+      ...extra,
+    });
     if (body !== undefined) headers.set("content-type", "application/json");
     if (options.idempotencyKey) headers.set("idempotency-key", options.idempotencyKey);
     const request = new Request(`${this.baseUrl}${path}`, {

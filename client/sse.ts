@@ -13,8 +13,7 @@ export async function* sseEvents(body: ReadableStream<Uint8Array>, signal?: Abor
   signal?.addEventListener("abort", onAbort);
   try {
     for (;;) {
-      let end: number;
-      while ((end = buffer.indexOf("\n\n")) >= 0) {
+      for (let end = buffer.indexOf("\n\n"); end >= 0; end = buffer.indexOf("\n\n")) {
         const frame = buffer.slice(0, end);
         buffer = buffer.slice(end + 2);
         const event = parseFrame(frame);

@@ -32,7 +32,10 @@ export function renderApiReference(document) {
   return `${HEADER}\n${sections.join("\n")}\n${renderRequestBodies(document)}\n${renderEvents(document)}`;
 }
 
-const cell = (text) => String(text ?? "").replaceAll("|", "\\|").replaceAll("\n", " ");
+const cell = (text) =>
+  String(text ?? "")
+    .replaceAll("|", "\\|")
+    .replaceAll("\n", " ");
 
 /** A JSON Schema's type in a few characters: `string`, `integer \| null`, `ContentPart[]`, `"a" \| "b"`. */
 function typeOf(schema) {
@@ -77,7 +80,9 @@ function renderRequestBodies(document) {
 /** Every run event type (the Event union of the document), with its data's fields. */
 function renderEvents(document) {
   const schemas = document.components?.schemas ?? {};
-  const variants = (schemas.Event?.oneOf ?? schemas.Event?.anyOf ?? []).map((variant) => schemas[variant.$ref?.split("/").at(-1)] ?? variant);
+  const variants = (schemas.Event?.oneOf ?? schemas.Event?.anyOf ?? []).map(
+    (variant) => schemas[variant.$ref?.split("/").at(-1)] ?? variant,
+  );
   const sections = variants.map((variant) => {
     const type = variant.properties?.type?.const ?? variant.properties?.type?.enum?.[0];
     return `### ${type}\n\n${variant.description ?? ""}\n\n${fieldTable(variant.properties?.data ?? {})}`;

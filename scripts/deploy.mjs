@@ -43,10 +43,17 @@ export function resourcesOf(toml) {
     if (values.dead_letter_queue) queues.add(values.dead_letter_queue);
   }
   const bucket = all("r2_buckets").find((values) => values.binding === "MEDIA");
-  if (!database?.database_name || !bucket?.bucket_name || queues.size === 0) throw new Error("wrangler.toml lacks the DB database, the MEDIA bucket or the queues");
+  if (!database?.database_name || !bucket?.bucket_name || queues.size === 0)
+    throw new Error("wrangler.toml lacks the DB database, the MEDIA bucket or the queues");
   // A dead-letter queue first: a consumer naming it needs it to exist.
-  const dlqs = all("queues.consumers").map((values) => values.dead_letter_queue).filter(Boolean);
-  return { database: database.database_name, queues: [...dlqs, ...[...queues].filter((name) => !dlqs.includes(name))], bucket: bucket.bucket_name };
+  const dlqs = all("queues.consumers")
+    .map((values) => values.dead_letter_queue)
+    .filter(Boolean);
+  return {
+    database: database.database_name,
+    queues: [...dlqs, ...[...queues].filter((name) => !dlqs.includes(name))],
+    bucket: bucket.bucket_name,
+  };
 }
 
 function parseArgs(argv) {
@@ -93,10 +100,16 @@ function main() {
 
   if (options.dryRun) {
     say("Plan (--dry-run: nothing is called):");
-    say(`1. D1 database "${names.database}": reuse it if \`wrangler d1 list --json\` has it, else \`wrangler d1 create ${[names.database, ...placement].join(" ")}\``);
-    names.queues.forEach((queue, i) => say(`${2 + i}. queue "${queue}": reuse it if \`wrangler queues info ${queue}\` finds it, else \`wrangler queues create ${queue}\``));
+    say(
+      `1. D1 database "${names.database}": reuse it if \`wrangler d1 list --json\` has it, else \`wrangler d1 create ${[names.database, ...placement].join(" ")}\``,
+    );
+    for (const [i, queue] of names.queues.entries()) {
+      say(`${2 + i}. queue "${queue}": reuse it if \`wrangler queues info ${queue}\` finds it, else \`wrangler queues create ${queue}\``);
+    }
     let step = 2 + names.queues.length;
-    say(`${step++}. R2 bucket "${names.bucket}": reuse it if \`wrangler r2 bucket info ${[names.bucket, ...r2Scope].join(" ")}\` finds it, else \`wrangler r2 bucket create ${[names.bucket, ...r2Create].join(" ")}\``);
+    say(
+      `${step++}. R2 bucket "${names.bucket}": reuse it if \`wrangler r2 bucket info ${[names.bucket, ...r2Scope].join(" ")}\` finds it, else \`wrangler r2 bucket create ${[names.bucket, ...r2Create].join(" ")}\``,
+    );
     say(`${step++}. write ${DEPLOY_CONFIG}: wrangler.toml with the database's id`);
     say(`${step++}. wrangler d1 migrations apply DB --remote ${config.join(" ")}`);
     say(`${step++}. wrangler deploy ${config.join(" ")}`);
@@ -126,16 +139,24 @@ function main() {
   }
 
   // R2
-  if (wrangler(["r2", "bucket", "info", names.bucket, ...r2Scope], { allowFailure: true }).status === 0) say(`R2 bucket "${names.bucket}": exists`);
+  if (wrangler(["r2", "bucket", "info", names.bucket, ...r2Scope], { allowFailure: true }).status === 0)
+    say(`R2 bucket "${names.bucket}": exists`);
   else {
     say(`R2 bucket "${names.bucket}": creating`);
     wrangler(["r2", "bucket", "create", names.bucket, ...r2Create]);
   }
 
   // The config with the real id (and the bucket's jurisdiction); wrangler.toml stays as it is.
-  if (!toml.includes(PLACEHOLDER_ID)) throw new Error(`wrangler.toml's database_id is not the placeholder ${PLACEHOLDER_ID}; put it back (the real id goes to ${DEPLOY_CONFIG})`);
+  if (!toml.includes(PLACEHOLDER_ID))
+    throw new Error(
+      `wrangler.toml's database_id is not the placeholder ${PLACEHOLDER_ID}; put it back (the real id goes to ${DEPLOY_CONFIG})`,
+    );
   let deployToml = `# Written by scripts/deploy.mjs from wrangler.toml: do not edit (it is rewritten on each deploy).\n${toml.replace(PLACEHOLDER_ID, database.uuid)}`;
-  if (options.jurisdiction) deployToml = deployToml.replace(`bucket_name = "${names.bucket}"`, `bucket_name = "${names.bucket}"\njurisdiction = "${options.jurisdiction}"`);
+  if (options.jurisdiction)
+    deployToml = deployToml.replace(
+      `bucket_name = "${names.bucket}"`,
+      `bucket_name = "${names.bucket}"\njurisdiction = "${options.jurisdiction}"`,
+    );
   writeFileSync(join(root, DEPLOY_CONFIG), deployToml);
   say(`wrote ${DEPLOY_CONFIG}`);
 

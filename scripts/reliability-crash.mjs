@@ -100,13 +100,22 @@ async function calls(toolUrl, bucket, count = 0) {
 
 async function crashOnce(toolUrl, round) {
   const bucket = crypto.randomUUID();
-  const webhook = (name, action) => ({ type: "webhook", name, parameters: { type: "object", properties: {} }, url: `${toolUrl}/${action}/${bucket}` });
+  const webhook = (name, action) => ({
+    type: "webhook",
+    name,
+    parameters: { type: "object", properties: {} },
+    url: `${toolUrl}/${action}/${bucket}`,
+  });
   let runtime = await startRuntime();
   try {
-    const agent = await api("/v1/agents", { body: { name: `crash ${round}`, provider: "mock", model: "mock-1", tools: [webhook("first", "echo"), webhook("second", "gate")] } });
+    const agent = await api("/v1/agents", {
+      body: { name: `crash ${round}`, provider: "mock", model: "mock-1", tools: [webhook("first", "echo"), webhook("second", "gate")] },
+    });
     check(agent.status === 201, `create agent: ${agent.status} ${JSON.stringify(agent.body)}`);
     const sessionId = `crash-${crypto.randomUUID()}`;
-    const started = await api(`/v1/agents/${agent.body.id}/runs`, { body: { input: "[[tool first {}]] [[tool second {}]] go", session_id: sessionId, background: true } });
+    const started = await api(`/v1/agents/${agent.body.id}/runs`, {
+      body: { input: "[[tool first {}]] [[tool second {}]] go", session_id: sessionId, background: true },
+    });
     check(started.status === 202, `start run: ${started.status} ${JSON.stringify(started.body)}`);
     await calls(toolUrl, bucket, 2); // `second` is in flight, held at the gate
     await kill(runtime);
@@ -120,13 +129,22 @@ async function crashOnce(toolUrl, round) {
     check(run.status === "completed", `run ${runId} ended ${run.status}`);
     check(run.output === 'You said: go\nfirst returned: {"echo":{}}\nsecond returned: gate opened', `output ${JSON.stringify(run.output)}`);
     const transcript = (await api(`/v1/sessions/${sessionId}/transcript`)).body.data;
-    check(JSON.stringify(transcript.map((m) => m.role)) === JSON.stringify(["user", "assistant", "tool", "assistant", "tool", "assistant"]), `transcript ${transcript.map((m) => m.role)}`);
+    check(
+      JSON.stringify(transcript.map((m) => m.role)) === JSON.stringify(["user", "assistant", "tool", "assistant", "tool", "assistant"]),
+      `transcript ${transcript.map((m) => m.role)}`,
+    );
     const received = await calls(toolUrl, bucket);
     const keys = new Map();
     for (const call of received) keys.set(call.body.name, new Set([...(keys.get(call.body.name) ?? []), call.idempotency_key]));
-    check([...keys.keys()].sort().join() === "first,second" && [...keys.values()].every((k) => k.size === 1), `tool calls by key ${JSON.stringify(received.map((c) => [c.body.name, c.idempotency_key]))}`);
+    check(
+      [...keys.keys()].sort().join() === "first,second" && [...keys.values()].every((k) => k.size === 1),
+      `tool calls by key ${JSON.stringify(received.map((c) => [c.body.name, c.idempotency_key]))}`,
+    );
     const events = (await api(`/v1/agents/${agent.body.id}/runs/${runId}/events`)).body.data;
-    check(events.every((e, i) => e.seq === events[0].seq + i) && events.at(-1).type === "run_completed", `event seqs ${events.map((e) => e.seq)}`);
+    check(
+      events.every((e, i) => e.seq === events[0].seq + i) && events.at(-1).type === "run_completed",
+      `event seqs ${events.map((e) => e.seq)}`,
+    );
     const next = await api(`/v1/agents/${agent.body.id}/runs`, { body: { input: "next turn", session_id: sessionId } });
     check(next.status === 200 && next.body.status === "completed", `next turn: ${next.status}`);
   } finally {
@@ -160,10 +178,12 @@ try {
   if (!devVarsBefore) rmSync(".dev.vars", { force: true });
   if (existsSync(RESULTS)) {
     const results = JSON.parse(readFileSync(RESULTS, "utf8"));
-    const faults = (results.counts.faults ??= {});
+    results.counts.faults ??= {};
+    const faults = results.counts.faults;
     faults.injected_sigkill_runtime = survived + (survived < CRASHES ? 1 : 0);
     faults.survived_sigkill_runtime = survived;
-    const secrets = (results.counts.secrets ??= {});
+    results.counts.secrets ??= {};
+    const secrets = results.counts.secrets;
     secrets.runtime_log_lines_scanned = runtimeLog.lines;
     secrets.found = (secrets.found ?? 0) + runtimeLog.found.length;
     results.seconds += Math.round((Date.now() - started) / 1000);

@@ -20,12 +20,16 @@ const credentialsKeyLine = () => `CREDENTIALS_KEY=${randomBytes(32).toString("ba
 if (!existsSync(".dev.vars")) {
   writeFileSync(".dev.vars", `ADMIN_TOKEN=dev-admin-token\nWEBHOOK_SECRET=dev-webhook-secret\n${credentialsKeyLine()}`);
   // The values stay out of the output: a secret is never printed, even the documented local default.
-  console.log("Created .dev.vars with the local ADMIN_TOKEN (README, Run it locally) and a random CREDENTIALS_KEY (edit it to change the local secrets).");
+  console.log(
+    "Created .dev.vars with the local ADMIN_TOKEN (README, Run it locally) and a random CREDENTIALS_KEY (edit it to change the local secrets).",
+  );
 } else {
   const vars = readFileSync(".dev.vars", "utf8");
   if (!/^\s*CREDENTIALS_KEY\s*=/m.test(vars)) {
     appendFileSync(".dev.vars", `${vars === "" || vars.endsWith("\n") ? "" : "\n"}${credentialsKeyLine()}`);
-    console.log("Added a random CREDENTIALS_KEY to .dev.vars (it encrypts tenants' provider credentials; keep it, or stored credentials stop decrypting).");
+    console.log(
+      "Added a random CREDENTIALS_KEY to .dev.vars (it encrypts tenants' provider credentials; keep it, or stored credentials stop decrypting).",
+    );
   }
 }
 

@@ -50,10 +50,37 @@ const OVERRIDES = {
  */
 const RETIRED = {
   anthropic: [
-    { id: "claude-opus-4", aliases: ["claude-opus-4-0", "claude-opus-4-20250514"], context_window: 200_000, max_output_tokens: 32_000, reasons: true },
-    { id: "claude-sonnet-4", aliases: ["claude-sonnet-4-0", "claude-sonnet-4-20250514"], context_window: 200_000, max_output_tokens: 64_000, reasons: true, note: "1M with the beta header context-1m-2025-08-07" },
-    { id: "claude-3-7-sonnet", aliases: ["claude-3-7-sonnet-latest", "claude-3-7-sonnet-20250219"], context_window: 200_000, max_output_tokens: 64_000, reasons: true, note: "retired 2026-02-19" },
-    { id: "claude-3-5-haiku", aliases: ["claude-3-5-haiku-latest", "claude-3-5-haiku-20241022"], context_window: 200_000, max_output_tokens: 8_192, reasons: false, note: "retired 2026-02-19" },
+    {
+      id: "claude-opus-4",
+      aliases: ["claude-opus-4-0", "claude-opus-4-20250514"],
+      context_window: 200_000,
+      max_output_tokens: 32_000,
+      reasons: true,
+    },
+    {
+      id: "claude-sonnet-4",
+      aliases: ["claude-sonnet-4-0", "claude-sonnet-4-20250514"],
+      context_window: 200_000,
+      max_output_tokens: 64_000,
+      reasons: true,
+      note: "1M with the beta header context-1m-2025-08-07",
+    },
+    {
+      id: "claude-3-7-sonnet",
+      aliases: ["claude-3-7-sonnet-latest", "claude-3-7-sonnet-20250219"],
+      context_window: 200_000,
+      max_output_tokens: 64_000,
+      reasons: true,
+      note: "retired 2026-02-19",
+    },
+    {
+      id: "claude-3-5-haiku",
+      aliases: ["claude-3-5-haiku-latest", "claude-3-5-haiku-20241022"],
+      context_window: 200_000,
+      max_output_tokens: 8_192,
+      reasons: false,
+      note: "retired 2026-02-19",
+    },
     { id: "claude-3-haiku", aliases: ["claude-3-haiku-20240307"], context_window: 200_000, max_output_tokens: 4_096, reasons: false },
   ],
   openai: [],
@@ -75,7 +102,8 @@ const EXTRA_ALIASES = {
  */
 function refuses(provider, id, reasons) {
   if (provider === "openai") return reasons ? ["temperature", "top_p"] : ["reasoning_effort"];
-  if (/^claude-(opus-4-[7-9]|opus-5|sonnet-5|fable-5|mythos-5)/.test(id)) return ["temperature", "top_p", "top_k", "thinking.budget_tokens"];
+  if (/^claude-(opus-4-[7-9]|opus-5|sonnet-5|fable-5|mythos-5)/.test(id))
+    return ["temperature", "top_p", "top_k", "thinking.budget_tokens"];
   const out = [];
   if (/^claude-(opus-4-[1-6]|sonnet-4-[5-6]|haiku-4-5)/.test(id)) out.push("temperature_with_top_p");
   if (!reasons) out.push("thinking");
@@ -116,7 +144,8 @@ async function providerModels(provider) {
   const { version } = JSON.parse(readFileSync(join(dir, "package.json"), "utf8"));
   const profiles = (await import(pathToFileURL(join(dir, table)).href)).default;
   const ChatModel = (await import(pkg))[chat];
-  if (!profiles || typeof profiles !== "object" || typeof ChatModel !== "function") throw new Error(`${pkg} ${version}: no profile table at ${table}`);
+  if (!profiles || typeof profiles !== "object" || typeof ChatModel !== "function")
+    throw new Error(`${pkg} ${version}: no profile table at ${table}`);
 
   const rows = new Map();
   for (const [id, profile] of Object.entries(profiles)) {
@@ -124,7 +153,15 @@ async function providerModels(provider) {
     // The table file is internal: every row must equal what the public `.profile` getter returns.
     const pub = new ChatModel({ model: id, apiKey: "unused" }).profile;
     if (JSON.stringify(pub) !== JSON.stringify(profile)) throw new Error(`${pkg} ${version}: ${id}: table and .profile differ`);
-    rows.set(id, { id, provider, context_window: profile.maxInputTokens, max_output_tokens: profile.maxOutputTokens, reasons: profile.reasoningOutput === true, aliases: [], source: "package" });
+    rows.set(id, {
+      id,
+      provider,
+      context_window: profile.maxInputTokens,
+      max_output_tokens: profile.maxOutputTokens,
+      reasons: profile.reasoningOutput === true,
+      aliases: [],
+      source: "package",
+    });
   }
 
   // A dated snapshot with the same limits as its undated id becomes an alias of it.
@@ -140,11 +177,12 @@ async function providerModels(provider) {
   for (const [id, patch] of Object.entries(OVERRIDES[provider])) {
     const row = rows.get(id);
     if (!row) warn(`override for ${id}: the package no longer lists it`);
-    else for (const [key, value] of Object.entries(patch)) {
-      if (key !== "note" && row[key] === value) warn(`override ${id}.${key}: the package now agrees (${value}); drop the override`);
-      row[key] = value;
-      if (key !== "note") row.source = "package+override";
-    }
+    else
+      for (const [key, value] of Object.entries(patch)) {
+        if (key !== "note" && row[key] === value) warn(`override ${id}.${key}: the package now agrees (${value}); drop the override`);
+        row[key] = value;
+        if (key !== "note") row.source = "package+override";
+      }
   }
   for (const retired of RETIRED[provider]) {
     if (rows.has(retired.id)) warn(`retired row ${retired.id}: the package lists it again; drop the row`);
@@ -161,7 +199,9 @@ const byId = new Map(models.flatMap((row) => [row.id, ...row.aliases].map((id) =
 
 // Cross-check 1: every id Agentry prices must be in the catalog.
 if (existsSync(PRICES)) {
-  const priced = [...readFileSync(PRICES, "utf8").matchAll(/row\(\[([^\]]*)\]/g)].flatMap((m) => [...m[1].matchAll(/"([^"]+)"/g)].map((x) => x[1]));
+  const priced = [...readFileSync(PRICES, "utf8").matchAll(/row\(\[([^\]]*)\]/g)].flatMap((m) =>
+    [...m[1].matchAll(/"([^"]+)"/g)].map((x) => x[1]),
+  );
   for (const id of priced) if (!byId.has(id)) warn(`priced id ${id} is not in the catalog`);
   console.log(`checked ${priced.length} priced ids against the catalog`);
 } else warn(`no price table at ${PRICES}: coverage not checked`);
@@ -183,8 +223,14 @@ try {
   for (const row of openai.models) {
     const spec = specs[row.id];
     if (!spec) continue;
-    if (spec.context_window !== row.context_window || spec.max_output_tokens !== row.max_output_tokens || spec.reasoning_tokens !== row.reasons) {
-      warn(`gpt-tokenizer ${row.id}: ${spec.context_window}/${spec.max_output_tokens}/${spec.reasoning_tokens} vs catalog ${row.context_window}/${row.max_output_tokens}/${row.reasons}`);
+    if (
+      spec.context_window !== row.context_window ||
+      spec.max_output_tokens !== row.max_output_tokens ||
+      spec.reasoning_tokens !== row.reasons
+    ) {
+      warn(
+        `gpt-tokenizer ${row.id}: ${spec.context_window}/${spec.max_output_tokens}/${spec.reasoning_tokens} vs catalog ${row.context_window}/${row.max_output_tokens}/${row.reasons}`,
+      );
     }
   }
 } catch {
@@ -212,8 +258,13 @@ const header = {
     "source: package, package+override or manual",
   media: MEDIA,
 };
-const text = `{\n${Object.entries(header).map(([k, v]) => `  ${JSON.stringify(k)}: ${JSON.stringify(v)},`).join("\n")}\n  "models": [\n${models.map(line).join(",\n")}\n  ]\n}\n`;
+const text = `{\n${Object.entries(header)
+  .map(([k, v]) => `  ${JSON.stringify(k)}: ${JSON.stringify(v)},`)
+  .join("\n")}\n  "models": [\n${models.map(line).join(",\n")}\n  ]\n}\n`;
 JSON.parse(text);
-writeFileSync(OUT, `// Generated by scripts/update-model-catalog.mjs (npm run catalog): do not edit by hand.\nexport const MODEL_CATALOG = ${text.trimEnd()};\n`);
+writeFileSync(
+  OUT,
+  `// Generated by scripts/update-model-catalog.mjs (npm run catalog): do not edit by hand.\nexport const MODEL_CATALOG = ${text.trimEnd()};\n`,
+);
 for (const message of warnings) console.warn(`warning: ${message}`);
 console.log(`wrote ${models.length} models (${anthropic.models.length} anthropic, ${openai.models.length} openai) to ${OUT}`);

@@ -82,7 +82,12 @@ function rowOf([provider, ids]) {
   const values = Object.values(KEYS).map((key) => base(price[key]));
   const tier = longContext(price);
   const args = [`[${ids.map((id) => JSON.stringify(id)).join(", ")}]`, ...values.map((v) => (v === undefined ? "undefined" : String(v)))];
-  if (tier) args.push(`{ ${Object.entries(tier).map(([key, value]) => `${key}: ${value}`).join(", ")} }`);
+  if (tier)
+    args.push(
+      `{ ${Object.entries(tier)
+        .map(([key, value]) => `${key}: ${value}`)
+        .join(", ")} }`,
+    );
   while (args.at(-1) === "undefined") args.pop();
   return `  row(${args.join(", ")}),`;
 }

@@ -147,7 +147,16 @@ describe("POST /v1/agents", () => {
       [{ ...base, tools: [{ ...webhook, name: "x".repeat(65) }] }, "tools.0.name"],
       [{ ...base, tools: [webhook, { type: "client", name: "hook" }] }, "tools.1.name"],
       // A custom tool may not take a builtin's name: Anthropic refuses two tools of one name.
-      [{ ...base, tools: [{ type: "builtin", name: "current_time" }, { type: "client", name: "current_time" }] }, "tools.1.name"],
+      [
+        {
+          ...base,
+          tools: [
+            { type: "builtin", name: "current_time" },
+            { type: "client", name: "current_time" },
+          ],
+        },
+        "tools.1.name",
+      ],
       [{ ...base, tools: [{ type: "builtin", name: "rm_rf" }] }, "tools.0.name"],
       [{ ...base, tools: [{ type: "plugin", name: "x" }] }, "tools.0.type"],
       [{ ...base, tools: [{ ...webhook, secret: "s" }] }, "tools.0.secret"],
@@ -157,8 +166,14 @@ describe("POST /v1/agents", () => {
       [{ ...base, tools: [{ ...webhook, timeout_ms: 60001 }] }, "tools.0.timeout_ms"],
       [{ ...base, tools: [{ ...webhook, parameters: { type: "array" } }] }, "tools.0.parameters.type"],
       // Not valid JSON Schema: Anthropic would refuse every run of the agent.
-      [{ ...base, tools: [{ type: "client", name: "c", parameters: { type: "object", properties: { a: { type: "strng" } } } }] }, "tools.0.parameters"],
-      [{ ...base, tools: [{ ...webhook, parameters: { type: "object", properties: { a: { type: "number", minimum: "1" } } } }] }, "tools.0.parameters"],
+      [
+        { ...base, tools: [{ type: "client", name: "c", parameters: { type: "object", properties: { a: { type: "strng" } } } }] },
+        "tools.0.parameters",
+      ],
+      [
+        { ...base, tools: [{ ...webhook, parameters: { type: "object", properties: { a: { type: "number", minimum: "1" } } } }] },
+        "tools.0.parameters",
+      ],
       [{ ...base, output_schema: { type: "object", properties: { a: { anyOf: [] } } } }, "output_schema"],
       [{ ...base, provider: "openai-chat", tools: [{ type: "client", name: "c", description: "d".repeat(1025) }] }, "tools.0.description"],
       [{ ...base, tools: [{ ...webhook, parameters: {} }] }, "tools.0.parameters.type"],
@@ -214,13 +229,21 @@ describe("POST /v1/agents", () => {
     const token = await createTenantToken();
     const schema = (count: number, property: Record<string, unknown>, required: boolean) => {
       const names = Array.from({ length: count }, (_, i) => `p${i}`);
-      return { type: "object", properties: Object.fromEntries(names.map((name) => [name, property])), ...(required ? { required: names } : {}) };
+      return {
+        type: "object",
+        properties: Object.fromEntries(names.map((name) => [name, property])),
+        ...(required ? { required: names } : {}),
+      };
     };
     const optional = schema(25, { type: "string" }, false);
     const unions = schema(17, { type: ["string", "null"] }, true);
     for (const provider of ["mock", "anthropic"]) {
       const model = provider === "mock" ? "mock-1" : "claude-sonnet-4-5";
-      await expectInvalid(await api("/v1/agents", { body: { provider, model, output_schema: optional } }, token), "output_schema", /^has 25 optional properties \(not in required\); Anthropic's structured outputs take at most 24$/);
+      await expectInvalid(
+        await api("/v1/agents", { body: { provider, model, output_schema: optional } }, token),
+        "output_schema",
+        /^has 25 optional properties \(not in required\); Anthropic's structured outputs take at most 24$/,
+      );
       await expectInvalid(
         await api("/v1/agents", { body: { provider, model, output_schema: unions } }, token),
         "output_schema",
@@ -232,23 +255,40 @@ describe("POST /v1/agents", () => {
     await createAgent({ provider: "openai", model: "gpt-4o", output_schema: optional }, token);
     const agent = await createAgent({ output_schema: schema(24, { type: "string" }, false) }, token);
     await createAgent({ output_schema: schema(16, { anyOf: [{ type: "string" }, { type: "null" }] }, true) }, token);
-    await expectInvalid(await api(`/v1/agents/${agent.id}`, { method: "PATCH", body: { output_schema: optional } }, token), "output_schema", /at most 24/);
+    await expectInvalid(
+      await api(`/v1/agents/${agent.id}`, { method: "PATCH", body: { output_schema: optional } }, token),
+      "output_schema",
+      /at most 24/,
+    );
     expect(await getAgent(agent.id, token)).toEqual(agent);
   });
 
   it("checks what the schema cannot after the shape: a budget needs a price", async () => {
     const token = await createTenantToken();
     const base = { provider: "mock", model: "mock-1" };
-    await expectInvalid(await api("/v1/agents", { body: { ...base, max_cost_usd: 2.5 } }, token), "max_cost_usd", /needs a price for model mock-1/);
+    await expectInvalid(
+      await api("/v1/agents", { body: { ...base, max_cost_usd: 2.5 } }, token),
+      "max_cost_usd",
+      /needs a price for model mock-1/,
+    );
     // A shape error wins over the later checks.
     const shape = await expectInvalid(await api("/v1/agents", { body: { ...base, max_cost_usd: 2.5, max_steps: 0 } }, token), "max_steps");
     expect(shape.message).not.toMatch(/needs a price/);
     expect(await listAll(token)).toEqual([]);
     const stored = await createAgent(
-      { retries: 2, max_cost_usd: 1, prices: { input: 1, output: 2 }, compaction: { enabled: true, trigger_tokens: 5000, keep_last_messages: 4 } },
+      {
+        retries: 2,
+        max_cost_usd: 1,
+        prices: { input: 1, output: 2 },
+        compaction: { enabled: true, trigger_tokens: 5000, keep_last_messages: 4 },
+      },
       token,
     );
-    expect(stored).toMatchObject({ retries: 2, max_cost_usd: 1, compaction: { enabled: true, trigger_tokens: 5000, keep_last_messages: 4 } });
+    expect(stored).toMatchObject({
+      retries: 2,
+      max_cost_usd: 1,
+      compaction: { enabled: true, trigger_tokens: 5000, keep_last_messages: 4 },
+    });
   });
 
   it("applies the URL guard outside development (webhook url and base_url)", async () => {
@@ -272,7 +312,9 @@ describe("POST /v1/agents", () => {
     const tools = Array.from({ length: 129 }, (_, i) => ({ type: "client", name: `t${i}` }));
     await expectInvalid(await api("/v1/agents", { body: { provider: "openai", model: "gpt-4.1", tools } }, tenant), "tools", /128/);
     expect((await (await api("/v1/agents", {}, tenant)).json<{ data: unknown[] }>()).data).toEqual([]);
-    expect((await api("/v1/agents", { body: { provider: "openai", model: "gpt-4.1", tools: tools.slice(0, 128) } }, tenant)).status).toBe(201);
+    expect((await api("/v1/agents", { body: { provider: "openai", model: "gpt-4.1", tools: tools.slice(0, 128) } }, tenant)).status).toBe(
+      201,
+    );
   });
 });
 
@@ -343,7 +385,16 @@ describe("PATCH /v1/agents/{agent_id}", () => {
       [{ model: "" }, "model"],
       [{ model: null }, "model"],
       [{ provider: "gemini" }, "provider"],
-      [{ tools: [{ type: "client", name: "a" }, { type: "builtin", name: "current_time" }, { type: "client", name: "a" }] }, "tools.2.name"],
+      [
+        {
+          tools: [
+            { type: "client", name: "a" },
+            { type: "builtin", name: "current_time" },
+            { type: "client", name: "a" },
+          ],
+        },
+        "tools.2.name",
+      ],
       [{ tools: [{ type: "webhook", name: "w", url: "ssh://x" }] }, "tools.0.url"],
       [{ output_schema: { type: "array" } }, "output_schema.type"],
       [{ retries: 11 }, "retries"],

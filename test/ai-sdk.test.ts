@@ -39,7 +39,11 @@ describe("the AI SDK over /v1/responses", () => {
     const agent = await createAgent();
     const sent = sentRequests();
     const errors: unknown[] = [];
-    const result = streamText({ model: agentryAISDK(sent).responses(agent.id), prompt: "hello there", onError: ({ error }) => void errors.push(error) });
+    const result = streamText({
+      model: agentryAISDK(sent).responses(agent.id),
+      prompt: "hello there",
+      onError: ({ error }) => void errors.push(error),
+    });
     let text = "";
     for await (const delta of result.textStream) text += delta;
     expect(errors.map(String)).toEqual([]);
@@ -134,7 +138,9 @@ describe("the AI SDK over /v1/responses", () => {
     const references = last.input.filter((item) => item.type === "item_reference");
     expect(references).toHaveLength(1);
     const run = await (await api(`/v1/agents/${agent.id}/runs/${next.response.id}`)).json<{ session_id: string }>();
-    const transcript = await (await api(`/v1/sessions/${run.session_id}/transcript`)).json<{ data: { role: string; content: { type: string; text?: string }[] }[] }>();
+    const transcript = await (await api(`/v1/sessions/${run.session_id}/transcript`)).json<{
+      data: { role: string; content: { type: string; text?: string }[] }[];
+    }>();
     expect(transcript.data.map((m) => [m.role, m.content.map((b) => b.text ?? b.type).join("")])).toEqual([
       ["user", '[[tool get_weather {"city":"Oslo"}]] weather?'],
       ["assistant", "You said: weather?\nget_weather returned: sunny"],
@@ -155,7 +161,9 @@ describe("the AI SDK over /v1/responses", () => {
     expect(second.text).toBe("You said: second");
     const secondId = second.providerMetadata?.openai?.responseId as string;
     const conversations = await Promise.all(
-      [previousResponseId, secondId].map(async (id) => (await (await api(`/v1/responses/${id}`)).json<{ conversation: { id: string } }>()).conversation.id),
+      [previousResponseId, secondId].map(
+        async (id) => (await (await api(`/v1/responses/${id}`)).json<{ conversation: { id: string } }>()).conversation.id,
+      ),
     );
     expect(conversations[1]).toBe(conversations[0]);
   });

@@ -51,7 +51,7 @@ const toolLoop: Message[] = [
 ];
 
 describe("Anthropic adapter: requests the API accepts", () => {
-  it("drops whitespace-only text blocks, so a stored \"\\n\\n\" never poisons a session", async () => {
+  it('drops whitespace-only text blocks, so a stored "\\n\\n" never poisons a session', async () => {
     const { provider, sent } = recorded();
     const response = await provider.call(request([...toolLoop], { tools: TOOLS }), {});
     expect(response.content).toEqual([{ type: "text", text: "You said: find\nlookup returned: found" }]);
@@ -59,7 +59,7 @@ describe("Anthropic adapter: requests the API accepts", () => {
     expect(messages[1]?.content.map((b) => b.type)).toEqual(["tool_use"]);
   });
 
-  it("keeps a \"\\n\\n\" block streamed before a tool call out of the answer", async () => {
+  it('keeps a "\\n\\n" block streamed before a tool call out of the answer', async () => {
     const { provider } = recorded();
     const response = await provider.call(request([user("[[tool lookup]]")], { tools: TOOLS }), {});
     expect(response.content.map((b) => b.type)).toEqual(["tool_call"]);
@@ -67,7 +67,10 @@ describe("Anthropic adapter: requests the API accepts", () => {
 
   it("writes tool calls and results as text when the request has no tools", async () => {
     const { provider, sent } = recorded();
-    const response = await provider.call(request([...toolLoop, { role: "assistant", content: [{ type: "text", text: "done" }] }, user("next")]), {});
+    const response = await provider.call(
+      request([...toolLoop, { role: "assistant", content: [{ type: "text", text: "done" }] }, user("next")]),
+      {},
+    );
     expect(response.content).toEqual([{ type: "text", text: "You said: next" }]);
     const body = sent();
     expect(body.tools).toBeUndefined();
@@ -76,7 +79,12 @@ describe("Anthropic adapter: requests the API accepts", () => {
   });
 
   it("marks the system prompt and, for a session's calls, the last message for caching", async () => {
-    const params = anthropicParams(request([user("one"), { role: "assistant", content: [{ type: "text", text: "ok" }] }, user("two")], { instructions: "Be brief.", cache_key: "ses_1" }));
+    const params = anthropicParams(
+      request([user("one"), { role: "assistant", content: [{ type: "text", text: "ok" }] }, user("two")], {
+        instructions: "Be brief.",
+        cache_key: "ses_1",
+      }),
+    );
     expect(params.system?.[0]?.cache_control).toEqual({ type: "ephemeral" });
     const last = params.messages.at(-1)?.content;
     expect(Array.isArray(last) && last.at(-1)).toMatchObject({ type: "text", text: "two", cache_control: { type: "ephemeral" } });
@@ -90,29 +98,46 @@ describe("Anthropic adapter: requests the API accepts", () => {
     const { provider, sent } = recorded();
     const schema = {
       type: "object",
-      properties: { age: { type: "integer", minimum: 0, maximum: 150 }, tags: { type: "array", items: { type: "string", maxLength: 5 }, minItems: 2 }, any: {} },
+      properties: {
+        age: { type: "integer", minimum: 0, maximum: 150 },
+        tags: { type: "array", items: { type: "string", maxLength: 5 }, minItems: 2 },
+        any: {},
+      },
       required: ["age", "tags"],
     };
     const response = await provider.call(request([user("report")], { output_schema: schema }), {});
     const text = response.content.map((b) => (b.type === "text" ? b.text : "")).join("");
     expect(JSON.parse(text)).toMatchObject({ age: expect.any(Number), tags: expect.any(Array) });
-    const sentSchema = ((sent().output_config as { format: { schema: Record<string, unknown> } }).format.schema);
+    const sentSchema = (sent().output_config as { format: { schema: Record<string, unknown> } }).format.schema;
     expect(sentSchema).toMatchObject({ additionalProperties: false, properties: { age: { type: "integer" }, any: { type: "string" } } });
     expect(JSON.stringify(sentSchema)).not.toMatch(/"(minimum|maximum|maxLength|minItems)"/);
   });
 
   it("refuses structured output on a model that predates it with a clear permanent error, before any request", async () => {
     const { provider, bodies } = recorded();
-    const failure = await provider.call(request([user("x")], { model: "claude-3-5-haiku-20241022", output_schema: { type: "object" } }), {}).catch((e: unknown) => e);
-    expect(failure).toMatchObject({ type: "provider_error", retryable: false, message: expect.stringMatching(/does not support structured output/) });
+    const failure = await provider
+      .call(request([user("x")], { model: "claude-3-5-haiku-20241022", output_schema: { type: "object" } }), {})
+      .catch((e: unknown) => e);
+    expect(failure).toMatchObject({
+      type: "provider_error",
+      retryable: false,
+      message: expect.stringMatching(/does not support structured output/),
+    });
     expect(bodies).toHaveLength(0);
   });
 
   it("refuses a conversation over Anthropic's 100,000 messages per request with a clear permanent error, before any request", async () => {
     const { provider, bodies } = recorded();
-    const long = Array.from({ length: 100_001 }, (_, i): Message => (i % 2 === 0 ? user("hi") : { role: "assistant", content: [{ type: "text", text: "ok" }] }));
+    const long = Array.from(
+      { length: 100_001 },
+      (_, i): Message => (i % 2 === 0 ? user("hi") : { role: "assistant", content: [{ type: "text", text: "ok" }] }),
+    );
     const failure = await provider.call(request(long), {}).catch((e: unknown) => e);
-    expect(failure).toMatchObject({ type: "provider_error", retryable: false, message: "the conversation has 100001 messages; Anthropic takes at most 100000 in one request (enable compaction)" });
+    expect(failure).toMatchObject({
+      type: "provider_error",
+      retryable: false,
+      message: "the conversation has 100001 messages; Anthropic takes at most 100000 in one request (enable compaction)",
+    });
     expect(bodies).toHaveLength(0);
   });
 
@@ -121,10 +146,22 @@ describe("Anthropic adapter: requests the API accepts", () => {
     const thinking = { type: "enabled" as const, budget_tokens: 1024 };
     const tools = [{ name: "lookup", input_schema: { type: "object" as const } }];
     const events: RawMessageStreamEvent[] = [];
-    const stream = await anthropic.messages.create({ model: "mock-1", max_tokens: 2048, thinking, tools, stream: true, messages: [{ role: "user", content: "[[tool lookup]] go" }] });
+    const stream = await anthropic.messages.create({
+      model: "mock-1",
+      max_tokens: 2048,
+      thinking,
+      tools,
+      stream: true,
+      messages: [{ role: "user", content: "[[tool lookup]] go" }],
+    });
     for await (const event of stream) events.push(event);
-    const accumulator = new MessageAccumulator(() => {}, () => {});
-    events.forEach((event) => accumulator.add(event));
+    const accumulator = new MessageAccumulator(
+      () => {},
+      () => {},
+    );
+    events.forEach((event) => {
+      accumulator.add(event);
+    });
     const answer = accumulator.result().content;
     expect(answer.map((b) => b.type)).toEqual(["reasoning", "tool_call"]);
     const call = answer[1];
@@ -134,7 +171,13 @@ describe("Anthropic adapter: requests the API accepts", () => {
       { role: "assistant", content: answer },
       { role: "tool", content: [{ type: "tool_result", tool_call_id: call.tool_call_id, output: "found", is_error: false }] },
     ];
-    const final = await anthropic.messages.create({ model: "mock-1", max_tokens: 2048, thinking, tools, messages: toAnthropicMessages(history) });
+    const final = await anthropic.messages.create({
+      model: "mock-1",
+      max_tokens: 2048,
+      thinking,
+      tools,
+      messages: toAnthropicMessages(history),
+    });
     expect(final.content.at(-1)).toMatchObject({ type: "text", text: "You said: go\nlookup returned: found" });
   });
 
@@ -152,7 +195,10 @@ describe("Anthropic adapter: requests the API accepts", () => {
     expect(await anthropic.messages.create({ ...bare, stream: false }).then((m) => m.stop_reason)).toBe("end_turn");
     // With thinking sent, the offline model refuses it as the API does.
     const refused = await anthropic.messages.create({ ...bare, thinking, stream: false }).catch((e: unknown) => e);
-    expect(refused).toMatchObject({ status: 400, message: expect.stringContaining("a final `assistant` message must start with a thinking block") });
+    expect(refused).toMatchObject({
+      status: 400,
+      message: expect.stringContaining("a final `assistant` message must start with a thinking block"),
+    });
     // A loop that starts with Anthropic's signed thinking keeps it.
     const signed = { type: "reasoning" as const, text: "t", provider: "anthropic", provider_data: { signature: signThinking("t") } };
     const kept = anthropicParams(request(loop([signed]), { tools: TOOLS, settings: { thinking } }));
@@ -166,7 +212,9 @@ describe("Anthropic adapter in runs", () => {
     const agent = await createAgent({ instructions: "Be brief.", tools: [{ type: "builtin", name: "current_time" }] });
     const events = await readEvents(await postRun(agent.id, { input: "[[tool current_time]] [[tool current_time]] time?", stream: true }));
     expect(events.at(-1)?.type).toBe("run_completed");
-    const reads = events.filter((e) => e.type === "model_request_completed").map((e) => (e.data.usage as { cache_read_tokens: number }).cache_read_tokens);
+    const reads = events
+      .filter((e) => e.type === "model_request_completed")
+      .map((e) => (e.data.usage as { cache_read_tokens: number }).cache_read_tokens);
     expect(reads).toHaveLength(3);
     expect(reads[0]).toBe(0);
     expect(reads[1]).toBeGreaterThan(0);

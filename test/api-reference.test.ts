@@ -8,7 +8,12 @@ const markdown = import.meta.glob(["../*.md", "../docs/*.md"], { query: "?raw", 
 
 /** GitHub's heading anchors: lower case, punctuation dropped except `-` and `_` (kept, as in `store_events`), spaces to `-`. */
 const slug = (heading: string) =>
-  heading.trim().toLowerCase().replace(/[`*~[\]()]/g, "").replace(/[^\p{L}\p{N}\s_-]/gu, "").replace(/\s/g, "-");
+  heading
+    .trim()
+    .toLowerCase()
+    .replace(/[`*~[\]()]/g, "")
+    .replace(/[^\p{L}\p{N}\s_-]/gu, "")
+    .replace(/\s/g, "-");
 const anchorsOf = (text: string) => new Set([...text.matchAll(/^#{1,6}\s+(.+)$/gm)].map((match) => slug(match[1] ?? "")));
 
 /** `../docs/a.md` + `../README.md` → `../README.md`: a link's target, relative to the test folder like the glob's keys. */
@@ -43,7 +48,9 @@ describe("the repository's markdown", () => {
           broken.push(`${file}: ${link} leaves the repository`);
           continue;
         }
-        const isTrackedFolder = ["../src", "../test", "../scripts", "../migrations", "../docs"].some((folder) => target === folder || target.startsWith(`${folder}/`));
+        const isTrackedFolder = ["../src", "../test", "../scripts", "../migrations", "../docs"].some(
+          (folder) => target === folder || target.startsWith(`${folder}/`),
+        );
         if (!target.endsWith(".md")) {
           if (!isTrackedFolder) broken.push(`${file}: ${link} is not a file of the repository`);
           continue;

@@ -114,9 +114,7 @@ describe("GET /v1/keys", () => {
     const created: Key[] = [];
     for (const name of names) created.push(await createKey(tenant, name));
     // Newest first; keys of the same millisecond by id, descending.
-    const expected = created
-      .sort((a, b) => (`${b.created_at} ${b.id}` < `${a.created_at} ${a.id}` ? -1 : 1))
-      .map((k) => k.name);
+    const expected = created.sort((a, b) => (`${b.created_at} ${b.id}` < `${a.created_at} ${a.id}` ? -1 : 1)).map((k) => k.name);
     const seen: string[] = [];
     let cursor: string | null = null;
     let pages = 0;

@@ -19,8 +19,7 @@ async function startBackground(agentId: string, body: Record<string, unknown>) {
   return response.json<{ run_id: string; session_id: string; status: string }>();
 }
 
-const getRun = async (agentId: string, runId: string, query = "") =>
-  (await api(`/v1/agents/${agentId}/runs/${runId}${query}`)).json<Run>();
+const getRun = async (agentId: string, runId: string, query = "") => (await api(`/v1/agents/${agentId}/runs/${runId}${query}`)).json<Run>();
 
 describe("background runs", () => {
   it("answers 202 at once, then the queue runs it: pending → running → completed", async () => {

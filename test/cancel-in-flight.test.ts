@@ -20,7 +20,16 @@ const mirroredRun = async (runId: string) =>
 /** Agents whose one tool call is held by the receiver until its caller hangs up, or 5 s pass (before any timeout of the tool's own). */
 const holdingTools = (bucket: string) => ({
   webhook: {
-    tools: [{ type: "webhook", name: "wait", description: "waits", parameters: { type: "object", properties: {} }, url: `${env.TOOL_SERVER_URL}/hold/${bucket}?ms=5000`, timeout_ms: 60_000 }],
+    tools: [
+      {
+        type: "webhook",
+        name: "wait",
+        description: "waits",
+        parameters: { type: "object", properties: {} },
+        url: `${env.TOOL_SERVER_URL}/hold/${bucket}?ms=5000`,
+        timeout_ms: 60_000,
+      },
+    ],
     input: "[[tool wait {}]] hold on",
   },
   builtin: {

@@ -28,7 +28,9 @@ describe("typed client (client/)", () => {
     expect(invalid).toMatchObject({ status: 400, type: "invalid_request", field: "provider" });
     const missing = await client.getAgent("agt_missing").catch((error: unknown) => error);
     expect(missing).toMatchObject({ status: 404, type: "not_found" });
-    const unauthorized = await testClient({ token: "wrong" }).getAgent("x").catch((error: unknown) => error);
+    const unauthorized = await testClient({ token: "wrong" })
+      .getAgent("x")
+      .catch((error: unknown) => error);
     expect(unauthorized).toMatchObject({ status: 401, type: "unauthorized" });
   });
 
@@ -88,7 +90,10 @@ describe("typed client (client/)", () => {
 
   it("continues a paused run with the results of its client tool", async () => {
     const client = testClient();
-    const agent = await client.createAgent({ ...mockAgent, tools: [{ type: "client", name: "ask", parameters: { type: "object", properties: {} } }] });
+    const agent = await client.createAgent({
+      ...mockAgent,
+      tools: [{ type: "client", name: "ask", parameters: { type: "object", properties: {} } }],
+    });
     const paused = await client.run(agent.id, { input: "[[tool ask {}]]" });
     expect(paused.status).toBe("paused");
     const action = paused.required_actions[0]!;
@@ -99,12 +104,17 @@ describe("typed client (client/)", () => {
 
   it("follows a paused run's continuation over SSE with streamContinue", async () => {
     const client = testClient({ fetch: cuttingFetch(2).fetch });
-    const agent = await client.createAgent({ ...mockAgent, tools: [{ type: "client", name: "ask", parameters: { type: "object", properties: {} } }] });
+    const agent = await client.createAgent({
+      ...mockAgent,
+      tools: [{ type: "client", name: "ask", parameters: { type: "object", properties: {} } }],
+    });
     const first = await collect(client.stream(agent.id, { input: "[[tool ask {}]]" }));
     expect(first.at(-1)?.type).toBe("run_paused");
     const started = first.find((event) => event.type === "tool_call_started");
     if (started?.type !== "tool_call_started") throw new Error("no tool_call_started event");
-    const rest = await collect(client.streamContinue(agent.id, started.run_id, { tool_results: [{ tool_call_id: started.data.tool_call_id, output: "red" }] }));
+    const rest = await collect(
+      client.streamContinue(agent.id, started.run_id, { tool_results: [{ tool_call_id: started.data.tool_call_id, output: "red" }] }),
+    );
     expect(rest[0]?.type).toBe("run_continued");
     expect(rest.at(-1)?.type).toBe("run_completed");
     expect(rest[0]!.seq).toBeGreaterThan(first.at(-1)!.seq);
@@ -118,7 +128,12 @@ describe("typed client (client/)", () => {
     const [afterTool] = await client.listCheckpoints(agent.id, source.id);
     expect(afterTool?.after).toBe("tool_result");
     const fork = await client.fork(agent.id, source.id, { checkpoint: afterTool!.id, input: "Again" });
-    expect(fork).toMatchObject({ status: "completed", parent_run_id: source.id, forked_from_checkpoint: afterTool!.id, session_id: source.session_id });
+    expect(fork).toMatchObject({
+      status: "completed",
+      parent_run_id: source.id,
+      forked_from_checkpoint: afterTool!.id,
+      session_id: source.session_id,
+    });
     expect(fork.id).not.toBe(source.id);
   });
 

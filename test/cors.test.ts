@@ -53,7 +53,11 @@ describe("CORS for the origins of CORS_ORIGINS", () => {
   });
 
   it("answers a preflight before the bearer token would be checked, on any /v1 path", async () => {
-    const response = await withCors("/v1/sessions/s/runs/r/events", { method: "OPTIONS", headers: { origin: APP, ...PREFLIGHT } }, "wrong-token");
+    const response = await withCors(
+      "/v1/sessions/s/runs/r/events",
+      { method: "OPTIONS", headers: { origin: APP, ...PREFLIGHT } },
+      "wrong-token",
+    );
     expect(response.status).toBe(204);
     expect(response.headers.get("access-control-allow-origin")).toBe(APP);
   });
@@ -75,7 +79,10 @@ describe("CORS for the origins of CORS_ORIGINS", () => {
     const sessionId = `cors-${crypto.randomUUID()}`;
     const paused = await runTurn(agent.id, { input: "[[tool ask {}]] hold", session_id: sessionId });
     expect(paused.status).toBe("paused");
-    const busy = await withCors(`/v1/agents/${agent.id}/runs`, { headers: { origin: APP }, body: { input: "me too", session_id: sessionId } });
+    const busy = await withCors(`/v1/agents/${agent.id}/runs`, {
+      headers: { origin: APP },
+      body: { input: "me too", session_id: sessionId },
+    });
     expect(busy.status).toBe(409);
     expect(busy.headers.get("retry-after")).toBe("1");
     expect(busy.headers.get("access-control-allow-origin")).toBe(APP);

@@ -59,7 +59,8 @@ async function storedRow(tenant: string, id: string) {
 /** The Worker with other variables (ENVIRONMENT, CREDENTIALS_KEY), as a deployment would have them. */
 function workerWith(vars: Record<string, string | undefined>) {
   const app = createApp();
-  return (init: ApiInit, token: string) => app.fetch(apiRequest("/v1/credentials", init, token), { ...env, ...vars }, createExecutionContext());
+  return (init: ApiInit, token: string) =>
+    app.fetch(apiRequest("/v1/credentials", init, token), { ...env, ...vars }, createExecutionContext());
 }
 
 describe("POST /v1/credentials", () => {
@@ -144,7 +145,11 @@ describe("POST /v1/credentials", () => {
     await expectInvalid(await post({ api_key: "sk-1\nX-Injected: yes" }), "api_key", /line breaks/);
     await expectInvalid(await post({ api_key: "k".repeat(4097) }), "api_key");
     await expectInvalid(await post({ headers: { host: "evil.example" } }), "headers.host", /set by Agentry/);
-    await expectInvalid(await post({ headers: { "cf-aig-authorization": "Bearer x\r\nX-Injected: yes" } }), "headers.cf-aig-authorization", /line breaks/);
+    await expectInvalid(
+      await post({ headers: { "cf-aig-authorization": "Bearer x\r\nX-Injected: yes" } }),
+      "headers.cf-aig-authorization",
+      /line breaks/,
+    );
     await expectInvalid(await post({ base_url: "ftp://files.example.com" }), "base_url", /http/);
     await expectInvalid(await post({ base_url: "not a url" }), "base_url");
     await expectInvalid(await post({ secret: "x" }), "secret", /unknown field/);
@@ -293,7 +298,9 @@ describe("loadCredential", () => {
     await env.DB.prepare("UPDATE credentials SET tenant = ? WHERE tenant = ? AND id = ?").bind(thief, tenant, body.id).run();
     await expect(loadCredential(env, thief, body.id)).rejects.toThrow(CredentialError);
     const renamed = uniqueId();
-    await env.DB.prepare("UPDATE credentials SET tenant = ?, id = ? WHERE tenant = ? AND id = ?").bind(tenant, renamed, thief, body.id).run();
+    await env.DB.prepare("UPDATE credentials SET tenant = ?, id = ? WHERE tenant = ? AND id = ?")
+      .bind(tenant, renamed, thief, body.id)
+      .run();
     await expect(loadCredential(env, tenant, renamed)).rejects.toThrow(CredentialError);
   });
 

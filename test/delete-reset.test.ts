@@ -28,5 +28,4 @@ describe("a delete cut off by a reset", () => {
     expect((await api(`/v1/agents/${agent.id}/runs/${first.id}`)).status).toBe(404);
     expect(await env.DB.prepare("SELECT COUNT(*) AS n FROM runs WHERE id = ?").bind(first.id).first<number>("n")).toBe(0);
   });
-
 });

@@ -19,7 +19,12 @@ type Api = "anthropic" | "responses" | "chat";
 async function thrownBy(api: Api, text: string): Promise<unknown> {
   try {
     if (api === "anthropic") {
-      const stream = await anthropic.messages.create({ model: "mock-1", max_tokens: 64, messages: [{ role: "user", content: text }], stream: true });
+      const stream = await anthropic.messages.create({
+        model: "mock-1",
+        max_tokens: 64,
+        messages: [{ role: "user", content: text }],
+        stream: true,
+      });
       for await (const _ of stream);
     } else if (api === "responses") {
       const stream = await openai.responses.create({ model: "mock-1", input: text, stream: true });
@@ -131,7 +136,13 @@ const ADAPTER: Record<Api, "anthropic" | "openai" | "openai-chat"> = { anthropic
 async function thrownByAdapter(api: Api, text: string): Promise<unknown> {
   const provider = createProvider({ provider: ADAPTER[api], base_url: "mock:" }, {});
   const streamed: string[] = [];
-  const request = { model: "mock-1", messages: [{ role: "user" as const, content: [{ type: "text" as const, text }] }], tools: [], max_output_tokens: 64, attempt: 1 };
+  const request = {
+    model: "mock-1",
+    messages: [{ role: "user" as const, content: [{ type: "text" as const, text }] }],
+    tools: [],
+    max_output_tokens: 64,
+    attempt: 1,
+  };
   const error = await provider.call(request, { onEvent: (event) => streamed.push(event.type) }).then(
     () => null,
     (e: unknown) => e,

@@ -30,7 +30,9 @@ describe("the event catalogue", () => {
     const paused = await turn('[[tool current_time {}]] [[tool nope {}]] [[tool ask_user {"q":"name?"}]] hello');
     expect(paused.status).toBe("paused");
     const action = paused.required_actions[0]!;
-    expect((await continueRun(agent.id, paused.id, { tool_results: [{ tool_call_id: action.tool_call_id, output: "Ada" }] })).status).toBe("completed");
+    expect((await continueRun(agent.id, paused.id, { tool_results: [{ tool_call_id: action.tool_call_id, output: "Ada" }] })).status).toBe(
+      "completed",
+    );
     // A retried model call, then long answers that make the next turn compact.
     expect((await turn("[[fail 529 x1]] [[words 400]] again")).status).toBe("completed");
     expect((await turn("[[words 400]] more")).status).toBe("completed");
@@ -41,7 +43,9 @@ describe("the event catalogue", () => {
     runs.push(fork.id);
     // A paused run cancelled.
     const toCancel = await turn('[[tool ask_user {"q":"again?"}]] wait');
-    expect((await (await api(`/v1/agents/${agent.id}/runs/${toCancel.id}/cancel`, { method: "POST" })).json<Run>()).status).toBe("cancelled");
+    expect((await (await api(`/v1/agents/${agent.id}/runs/${toCancel.id}/cancel`, { method: "POST" })).json<Run>()).status).toBe(
+      "cancelled",
+    );
 
     const events: RunEvent[] = (await Promise.all(runs.map((id) => storedEvents(agent.id, id)))).flat();
     const invalid = events.flatMap((event) => {
@@ -77,7 +81,12 @@ describe("the event catalogue", () => {
 
   it("is listed whole in docs/streaming.md, with each type's data fields and terminal flag", () => {
     const streaming = import.meta.glob("../docs/streaming.md", { query: "?raw", import: "default", eager: true }) as Record<string, string>;
-    const rows = new Map([...(streaming["../docs/streaming.md"] ?? "").matchAll(/^\| `([a-z_]+)` \| `\{ ([^}]*) \}` \| (yes|no) \|/gm)].map((m) => [m[1], [m[2], m[3]]]));
+    const rows = new Map(
+      [...(streaming["../docs/streaming.md"] ?? "").matchAll(/^\| `([a-z_]+)` \| `\{ ([^}]*) \}` \| (yes|no) \|/gm)].map((m) => [
+        m[1],
+        [m[2], m[3]],
+      ]),
+    );
     const expected = Object.entries(EVENT_CATALOGUE).map(([type, entry]) => [
       type,
       [Object.keys((entry.data as unknown as { shape: Record<string, unknown> }).shape).join(", "), entry.terminal ? "yes" : "no"],

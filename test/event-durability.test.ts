@@ -70,7 +70,14 @@ describe("events are durable before anyone sees them", () => {
     expect(run.output).toBe("You said: hello");
 
     const log = await storedEvents(agent.id, runId);
-    expect(log.map((e) => e.type)).toEqual(["run_started", "model_request_started", ...log.slice(2, -3).map((e) => e.type), "model_request_completed", "checkpoint", "run_completed"]);
+    expect(log.map((e) => e.type)).toEqual([
+      "run_started",
+      "model_request_started",
+      ...log.slice(2, -3).map((e) => e.type),
+      "model_request_completed",
+      "checkpoint",
+      "run_completed",
+    ]);
     expect(log[0]!.data).toEqual({ agent_id: agent.id, agent_version: agent.version });
     expect(contiguous(log)).toBe(true);
   });
@@ -83,10 +90,13 @@ describe("events are durable before anyone sees them", () => {
     await runInDurableObject(sessionStub(run.session_id), async (instance) => {
       await (instance as unknown as { core: { flushed: () => Promise<void> } }).core.flushed();
     });
-    const { results } = await env.DB.prepare("SELECT seq, type FROM events WHERE run_id = ? ORDER BY seq").bind(run.id).all<{ seq: number; type: string }>();
+    const { results } = await env.DB.prepare("SELECT seq, type FROM events WHERE run_id = ? ORDER BY seq")
+      .bind(run.id)
+      .all<{ seq: number; type: string }>();
     expect(results).toEqual(log.map((e) => ({ seq: e.seq, type: e.type })));
-    const mark = await runInDurableObject(sessionStub(run.session_id), (_i, state) =>
-      state.storage.sql.exec<{ value: string }>("SELECT value FROM meta WHERE key = 'events_mirrored'").one().value,
+    const mark = await runInDurableObject(
+      sessionStub(run.session_id),
+      (_i, state) => state.storage.sql.exec<{ value: string }>("SELECT value FROM meta WHERE key = 'events_mirrored'").one().value,
     );
     expect(Number(mark)).toBe(log.at(-1)!.seq);
   });

@@ -62,7 +62,11 @@ describe("GET …/runs/{run_id}/events (JSON)", () => {
     const second = await runTurn(agent.id, { input: "two", session_id: sessionId });
     await abortAllDurableObjects();
     const third = await runTurn(agent.id, { input: "three", session_id: sessionId });
-    const perRun = [await storedEvents(agent.id, first.id), await storedEvents(agent.id, second.id), await storedEvents(agent.id, third.id)];
+    const perRun = [
+      await storedEvents(agent.id, first.id),
+      await storedEvents(agent.id, second.id),
+      await storedEvents(agent.id, third.id),
+    ];
     for (const [i, events] of perRun.entries()) {
       expect(events[0]?.type, `run ${i}`).toBe("run_started");
       expect(events.at(-1)?.type, `run ${i}`).toBe("run_completed");
@@ -120,7 +124,11 @@ describe("GET …/runs/{run_id}/events (JSON)", () => {
     const run = await runTurn(agent.id, { input: "mine" });
     const other = await createTenantToken();
     const path = `/v1/agents/${agent.id}/runs/${run.id}/events`;
-    for (const response of [await api(path, {}, other), await watchRun(agent.id, run.id, { token: other }), await api(`/v1/agents/${agent.id}/runs/run_nope/events`)]) {
+    for (const response of [
+      await api(path, {}, other),
+      await watchRun(agent.id, run.id, { token: other }),
+      await api(`/v1/agents/${agent.id}/runs/run_nope/events`),
+    ]) {
       expect(response.status).toBe(404);
       expect((await response.json<{ error: { type: string } }>()).error.type).toBe("not_found");
     }
@@ -155,7 +163,9 @@ describe("GET …/runs/{run_id}/events (SSE)", () => {
     const agent = await createAgent();
     const post = new SseReader(await postRun(agent.id, { input: "[[slow 400]] [[words 10]]", stream: true }));
     const [first] = await post.take(1);
-    const watchers = (await Promise.all([watchRun(agent.id, first!.run_id), watchRun(agent.id, first!.run_id, { after: 0 })])).map((r) => new SseReader(r));
+    const watchers = (await Promise.all([watchRun(agent.id, first!.run_id), watchRun(agent.id, first!.run_id, { after: 0 })])).map(
+      (r) => new SseReader(r),
+    );
     const [a, b, rest] = await Promise.all([watchers[0]!.rest(), watchers[1]!.rest(), post.rest()]);
     const full = [first!, ...rest];
     expect(full.at(-1)?.type).toBe("run_completed");

@@ -9,12 +9,18 @@ import { postRun, runTurn, transcriptOf, type Run } from "./support/runs";
 type ErrorBody = { error: { type: string; message: string; details: { fields?: { path: string; message: string }[] } } };
 
 /** `{"a":{"a":…1…}}`: a JSON object `depth` levels deep. */
-const deepObject = (depth: number) => '{"a":'.repeat(depth) + "1" + "}".repeat(depth);
+const deepObject = (depth: number) => `${'{"a":'.repeat(depth)}1${"}".repeat(depth)}`;
 
 const errorOf = (response: Response) => response.json<ErrorBody>();
 const fieldPaths = async (response: Response) => ((await errorOf(response)).error.details.fields ?? []).map((f) => f.path);
 const clientTool = (name: string) => ({ type: "client", name, description: name, parameters: { type: "object", properties: {} } });
-const webhook = (name: string, url: string) => ({ type: "webhook", name, description: name, parameters: { type: "object", properties: {} }, url });
+const webhook = (name: string, url: string) => ({
+  type: "webhook",
+  name,
+  description: name,
+  parameters: { type: "object", properties: {} },
+  url,
+});
 
 /** The session answers every read and the next turn, and can be deleted. */
 async function expectUsable(agentId: string, run: Run): Promise<void> {
@@ -57,7 +63,9 @@ describe("deeply nested JSON", () => {
     expect(response.status).toBe(400);
     const body = await errorOf(response);
     expect(body.error.type).toBe("invalid_request");
-    expect(body.error.details.fields).toEqual([{ path: "metadata", message: `nests deeper than ${MAX_JSON_DEPTH} levels, the limit of every JSON input` }]);
+    expect(body.error.details.fields).toEqual([
+      { path: "metadata", message: `nests deeper than ${MAX_JSON_DEPTH} levels, the limit of every JSON input` },
+    ]);
     expect((await api(`/v1/agents/${id}`)).status).toBe(404);
   });
 
@@ -131,36 +139,32 @@ describe("deeply nested JSON", () => {
     const sessionId = `old-${crypto.randomUUID()}`;
     const runId = `run_old${crypto.randomUUID().replace(/-/g, "")}`;
     const deep = deepObject(20_000);
-    const row = await env.DB.prepare("SELECT r.body AS body, i.body AS once, r.created_at AS created_at FROM runs r JOIN run_inputs i ON i.id = r.id WHERE r.id = ?")
+    const row = await env.DB.prepare(
+      "SELECT r.body AS body, i.body AS once, r.created_at AS created_at FROM runs r JOIN run_inputs i ON i.id = r.id WHERE r.id = ?",
+    )
       .bind(source.id)
       .first<{ body: string; once: string; created_at: string }>();
     // A row mirrored before the write-once split: everything in its body, no `run_inputs` row.
     const whole = JSON.stringify({ ...(JSON.parse(row!.body) as object), ...(JSON.parse(row!.once) as object) });
-    const body = whole.replaceAll(source.id, runId).replaceAll(source.session_id, sessionId).replace('"metadata":{}', `"metadata":{"x":${deep}}`);
+    const body = whole
+      .replaceAll(source.id, runId)
+      .replaceAll(source.session_id, sessionId)
+      .replace('"metadata":{}', `"metadata":{"x":${deep}}`);
     expect(body).toContain(deep);
     const content = `[{"type":"tool_call","tool_call_id":"toolu_old","name":"ask","arguments":${deep}}]`;
     await env.DB.batch([
-      env.DB.prepare("INSERT INTO sessions (tenant, id, agent_id, last_seq, created_at, updated_at) VALUES ('default', ?, ?, 0, ?, ?)").bind(
-        sessionId,
-        agent.id,
-        row!.created_at,
-        row!.created_at,
-      ),
+      env.DB.prepare(
+        "INSERT INTO sessions (tenant, id, agent_id, last_seq, created_at, updated_at) VALUES ('default', ?, ?, 0, ?, ?)",
+      ).bind(sessionId, agent.id, row!.created_at, row!.created_at),
       env.DB.prepare(
         "INSERT INTO runs (id, tenant, session_id, agent_id, agent_version, status, body, created_at, updated_at) VALUES (?, 'default', ?, ?, 1, 'completed', ?, ?, ?)",
       ).bind(runId, sessionId, agent.id, body, row!.created_at, row!.created_at),
-      env.DB.prepare("INSERT INTO messages (tenant, session_id, idx, run_id, role, content, created_at) VALUES ('default', ?, 0, ?, 'user', ?, ?)").bind(
-        sessionId,
-        runId,
-        '[{"type":"text","text":"hello"}]',
-        row!.created_at,
-      ),
-      env.DB.prepare("INSERT INTO messages (tenant, session_id, idx, run_id, role, content, created_at) VALUES ('default', ?, 1, ?, 'assistant', ?, ?)").bind(
-        sessionId,
-        runId,
-        content,
-        row!.created_at,
-      ),
+      env.DB.prepare(
+        "INSERT INTO messages (tenant, session_id, idx, run_id, role, content, created_at) VALUES ('default', ?, 0, ?, 'user', ?, ?)",
+      ).bind(sessionId, runId, '[{"type":"text","text":"hello"}]', row!.created_at),
+      env.DB.prepare(
+        "INSERT INTO messages (tenant, session_id, idx, run_id, role, content, created_at) VALUES ('default', ?, 1, ?, 'assistant', ?, ?)",
+      ).bind(sessionId, runId, content, row!.created_at),
     ]);
     const transcript = await transcriptOf(sessionId);
     expect(transcript).toHaveLength(2);
@@ -188,7 +192,9 @@ describe("sizes of stored fields", () => {
     expect((await (await api(`/v1/agents/${agent.id}/runs/${paused.id}`)).json<Run>()).status).toBe("paused");
 
     const atLimit = "x".repeat(MAX_TOOL_OUTPUT_BYTES - 2);
-    const resumed = await api(`/v1/agents/${agent.id}/runs/${paused.id}/continue`, { body: { tool_results: [{ tool_call_id: callId, output: atLimit }] } });
+    const resumed = await api(`/v1/agents/${agent.id}/runs/${paused.id}/continue`, {
+      body: { tool_results: [{ tool_call_id: callId, output: atLimit }] },
+    });
     expect(resumed.status).toBe(200);
     expect((await resumed.json<Run>()).status).toBe("completed");
     await expectUsable(agent.id, paused);
@@ -220,7 +226,10 @@ describe("sizes of stored fields", () => {
     const bucket = crypto.randomUUID();
     const agent = await createAgent({ tools: [webhook("big", `${env.TOOL_SERVER_URL}/big/${bucket}?bytes=9000000`)] });
     const run = await runTurn(agent.id, { input: "[[tool big {}]]" });
-    expect(run).toMatchObject({ status: "completed", output: `big returned: Webhook answer is over ${MAX_TOOL_OUTPUT_BYTES} bytes, the limit of a tool output` });
+    expect(run).toMatchObject({
+      status: "completed",
+      output: `big returned: Webhook answer is over ${MAX_TOOL_OUTPUT_BYTES} bytes, the limit of a tool output`,
+    });
     await expectUsable(agent.id, run);
   });
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { api, createAgent, createTenantToken, uniqueTenant } from "./support/http";
-import { type Run } from "./support/runs";
+import type { Run } from "./support/runs";
 
 const withKey = (key: string) => ({ "idempotency-key": key });
 

@@ -57,7 +57,9 @@ describe("TtlCache", () => {
 
 /** The id of the key behind `token`, read from D1. */
 async function keyIdOf(token: string): Promise<string> {
-  const row = await env.DB.prepare("SELECT id FROM api_keys WHERE key_hash = ?").bind(await hashToken(token)).first<{ id: string }>();
+  const row = await env.DB.prepare("SELECT id FROM api_keys WHERE key_hash = ?")
+    .bind(await hashToken(token))
+    .first<{ id: string }>();
   if (!row) throw new Error("no such key");
   return row.id;
 }
@@ -77,7 +79,9 @@ describe("API keys served from the isolate's cache", () => {
     const token = await createTenantToken();
     expect((await withCacheMs("60000", "/v1/agents", {}, token)).status).toBe(200);
     // Another isolate revokes it: the row goes, this isolate's cache is not told.
-    await env.DB.prepare("DELETE FROM api_keys WHERE id = ?").bind(await keyIdOf(token)).run();
+    await env.DB.prepare("DELETE FROM api_keys WHERE id = ?")
+      .bind(await keyIdOf(token))
+      .run();
     // Within the bound this isolate still knows the key (the documented stale window) ...
     expect((await withCacheMs("60000", "/v1/agents", {}, token)).status).toBe(200);
     // ... and not once the bound has passed (the cache time set to 0: every entry is older than that).
@@ -88,7 +92,9 @@ describe("API keys served from the isolate's cache", () => {
   it("with the cache off, refuses a key revoked through another isolate at once", async () => {
     const token = await createTenantToken();
     expect((await withCacheMs("0", "/v1/agents", {}, token)).status).toBe(200);
-    await env.DB.prepare("DELETE FROM api_keys WHERE id = ?").bind(await keyIdOf(token)).run();
+    await env.DB.prepare("DELETE FROM api_keys WHERE id = ?")
+      .bind(await keyIdOf(token))
+      .run();
     expect((await withCacheMs("0", "/v1/agents", {}, token)).status).toBe(401);
   });
 });

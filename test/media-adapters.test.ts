@@ -91,7 +91,13 @@ describe("media blocks in each provider's wire format", () => {
   });
 
   it("OpenAI: an image over 30,000 patches or of unknown size goes at high detail (OpenAI scales it down); an animated GIF as a note", () => {
-    const image = (id: string, size: { width?: number; height?: number }, media_type: "image/png" | "image/gif" = "image/png") => ({ type: "image" as const, media_type, media_id: id, size: 70, ...size });
+    const image = (id: string, size: { width?: number; height?: number }, media_type: "image/png" | "image/gif" = "image/png") => ({
+      type: "image" as const,
+      media_type,
+      media_id: id,
+      size: 70,
+      ...size,
+    });
     const media: Record<string, MediaData> = {
       big: { media_type: "image/png", data: pngOfSize(8000, 6000) },
       fits: { media_type: "image/png", data: pngOfSize(5000, 6000) },
@@ -101,12 +107,24 @@ describe("media blocks in each provider's wire format", () => {
     };
     const message: Message = {
       role: "user",
-      content: [image("big", { width: 8000, height: 6000 }), image("fits", { width: 5000, height: 6000 }), image("unmeasured", {}), image("moving", { width: 1, height: 1 }, "image/gif"), image("still", { width: 1, height: 1 }, "image/gif")],
+      content: [
+        image("big", { width: 8000, height: 6000 }),
+        image("fits", { width: 5000, height: 6000 }),
+        image("unmeasured", {}),
+        image("moving", { width: 1, height: 1 }, "image/gif"),
+        image("still", { width: 1, height: 1 }, "image/gif"),
+      ],
     };
     const animatedNote = "[image (image/gif, moving) is not available]";
     const [responses] = toResponsesInput([message], media);
     expect(responses).toMatchObject({
-      content: [{ detail: "high" }, { detail: "auto" }, { detail: "high" }, { type: "input_text", text: animatedNote }, { type: "input_image", detail: "auto" }],
+      content: [
+        { detail: "high" },
+        { detail: "auto" },
+        { detail: "high" },
+        { type: "input_text", text: animatedNote },
+        { type: "input_image", detail: "auto" },
+      ],
     });
     const [chat] = toChatMessages(undefined, [message], media);
     expect(chat?.content).toEqual([
@@ -137,9 +155,24 @@ function recorded(build: (config: SdkClientConfig) => ModelProvider, baseURL: st
 }
 
 const ADAPTERS = [
-  { name: "anthropic", build: (c: SdkClientConfig) => new AnthropicProvider(c), base: "http://mock.local", find: /"type":"image","source":\{"type":"base64"/ },
-  { name: "openai", build: (c: SdkClientConfig) => new OpenAIResponsesProvider(c), base: "http://mock.local/v1", find: /"type":"input_image","image_url":"data:image\/png;base64,/ },
-  { name: "openai-chat", build: (c: SdkClientConfig) => new OpenAIChatProvider(c), base: "http://mock.local/v1", find: /"type":"image_url","image_url":\{"url":"data:image\/png;base64,/ },
+  {
+    name: "anthropic",
+    build: (c: SdkClientConfig) => new AnthropicProvider(c),
+    base: "http://mock.local",
+    find: /"type":"image","source":\{"type":"base64"/,
+  },
+  {
+    name: "openai",
+    build: (c: SdkClientConfig) => new OpenAIResponsesProvider(c),
+    base: "http://mock.local/v1",
+    find: /"type":"input_image","image_url":"data:image\/png;base64,/,
+  },
+  {
+    name: "openai-chat",
+    build: (c: SdkClientConfig) => new OpenAIChatProvider(c),
+    base: "http://mock.local/v1",
+    find: /"type":"image_url","image_url":\{"url":"data:image\/png;base64,/,
+  },
 ];
 
 describe("media through the real SDKs to the offline model", () => {

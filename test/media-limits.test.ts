@@ -17,7 +17,11 @@ const image = (data: string) => ({ type: "image" as const, media_type: "image/pn
 /** Posts a raw Messages body to the offline model and returns its status and error message. */
 async function anthropicAnswer(messages: unknown[]) {
   const response = await handleMockModel(
-    new Request("http://mock.local/v1/messages", { method: "POST", headers: { "x-api-key": "k" }, body: JSON.stringify({ model: "mock-1", max_tokens: 64, messages }) }),
+    new Request("http://mock.local/v1/messages", {
+      method: "POST",
+      headers: { "x-api-key": "k" },
+      body: JSON.stringify({ model: "mock-1", max_tokens: 64, messages }),
+    }),
   );
   return { status: response.status, message: (await response.json<{ error?: { message: string } }>()).error?.message };
 }
@@ -27,7 +31,11 @@ const imageBlock = (data: string) => ({ type: "image", source: { type: "base64",
 describe("media within the vendors' limits", () => {
   it("scales images over a limit down with the Images binding before storing them, and sends the scaled images", async () => {
     const bucket = crypto.randomUUID();
-    const agent = await createAgent({ provider: "anthropic", model: "claude-test", base_url: upstreamBase(env.GATEWAY_URL, bucket, "anthropic") });
+    const agent = await createAgent({
+      provider: "anthropic",
+      model: "claude-test",
+      base_url: upstreamBase(env.GATEWAY_URL, bucket, "anthropic"),
+    });
     // Over 8000 px on a side; over 2000 px (too large for a request of more than 20 images); over 5 MB as base64.
     const [wide, large, noisy] = await Promise.all([gradientPng(8100, 900), gradientPng(2400, 1200), noisePng(1200, 1200)]);
     expect(noisy.byteLength).toBeGreaterThan(MAX_IMAGE_BYTES);
@@ -43,8 +51,12 @@ describe("media within the vendors' limits", () => {
       { type: "image", media_type: "image/png", media_id: expect.any(String), size: 70, width: 1, height: 1 },
     ]);
     expect(run.input[3]?.size).toBeLessThanOrEqual(MAX_IMAGE_BYTES);
-    const sent = (await requestsOf(env.GATEWAY_URL, bucket))[0]?.body as { messages: { content: { type: string; source?: { media_type: "image/png"; data: string } }[] }[] };
-    const images = sent.messages[0]?.content.flatMap((block) => (block.source ? [imageSize(block.source.media_type, fromBase64(block.source.data))] : []));
+    const sent = (await requestsOf(env.GATEWAY_URL, bucket))[0]?.body as {
+      messages: { content: { type: string; source?: { media_type: "image/png"; data: string } }[] }[];
+    };
+    const images = sent.messages[0]?.content.flatMap((block) =>
+      block.source ? [imageSize(block.source.media_type, fromBase64(block.source.data))] : [],
+    );
     expect(images).toEqual([
       { width: 2000, height: 222 },
       { width: 2000, height: 1000 },
@@ -56,14 +68,23 @@ describe("media within the vendors' limits", () => {
   it("refuses an image over a limit that the Images binding cannot read, and without the binding refuses every image over a limit", async () => {
     const agent = await createAgent();
     // Only its header says 9000×10: no decoder reads it, so it cannot be scaled down.
-    const wide = await api(`/v1/agents/${agent.id}/runs`, { body: { input: [{ type: "text", text: "look" }, image(pngOfSize(9000, 10))] } });
+    const wide = await api(`/v1/agents/${agent.id}/runs`, {
+      body: { input: [{ type: "text", text: "look" }, image(pngOfSize(9000, 10))] },
+    });
     expect(wide.status).toBe(400);
     expect((await wide.json<ErrorBody>()).error.details.fields).toEqual([
-      { path: "input.1.data", message: "is 9000×10 px, over the vendors' limits (8000 px on a side, 5 MB as base64, 3.75 MB of image), and could not be read to scale it down" },
+      {
+        path: "input.1.data",
+        message:
+          "is 9000×10 px, over the vendors' limits (8000 px on a side, 5 MB as base64, 3.75 MB of image), and could not be read to scale it down",
+      },
     ]);
     // Within the limits, an image the binding cannot read is kept as it is (the per-call limits still apply: below).
     const kept = await api(`/v1/agents/${agent.id}/runs`, { body: { input: [image(pngOfSize(3000, 10))] } });
-    expect(await kept.json<Run & { input: unknown[] }>()).toMatchObject({ status: "completed", input: [{ type: "image", width: 3000, height: 10 }] });
+    expect(await kept.json<Run & { input: unknown[] }>()).toMatchObject({
+      status: "completed",
+      input: [{ type: "image", width: 3000, height: 10 }],
+    });
 
     // A deployment without the binding: what the routes call, with its context.
     const bare: MediaContext = { environment: "development" };
@@ -74,23 +95,34 @@ describe("media within the vendors' limits", () => {
       );
       return error instanceof ApiError ? { status: error.status, fields: error.details.fields } : error;
     };
-    expect(await refusal(await gradientPng(8100, 10))).toEqual({ status: 400, fields: [{ path: "input.0.data", message: "is 8100×10 px; images are limited to 8000 px on a side" }] });
+    expect(await refusal(await gradientPng(8100, 10))).toEqual({
+      status: 400,
+      fields: [{ path: "input.0.data", message: "is 8100×10 px; images are limited to 8000 px on a side" }],
+    });
     const noisy = await noisePng(1200, 1200);
     expect(await refusal(noisy)).toEqual({
       status: 413,
-      fields: [{ path: "input.0.data", message: `The image is ${noisy.byteLength} bytes; images are limited to 5 MB as base64, 3.75 MB of image` }],
+      fields: [
+        { path: "input.0.data", message: `The image is ${noisy.byteLength} bytes; images are limited to 5 MB as base64, 3.75 MB of image` },
+      ],
     });
     expect(await refusal(await gradientPng(2400, 1200))).toBeNull();
   });
 
   it("refuses at input a PDF over 100 pages, naming the part, and stores nothing", async () => {
     const agent = await createAgent();
-    const long = await api(`/v1/agents/${agent.id}/runs`, { body: { input: [{ type: "file", media_type: "application/pdf", name: "a.pdf", data: pdfOfPages(101) }] } });
+    const long = await api(`/v1/agents/${agent.id}/runs`, {
+      body: { input: [{ type: "file", media_type: "application/pdf", name: "a.pdf", data: pdfOfPages(101) }] },
+    });
     expect(long.status).toBe(413);
-    expect((await long.json<ErrorBody>()).error.details.fields).toEqual([{ path: "input.0.data", message: "is a PDF of 101 pages; a PDF is limited to 100 pages" }]);
+    expect((await long.json<ErrorBody>()).error.details.fields).toEqual([
+      { path: "input.0.data", message: "is a PDF of 101 pages; a PDF is limited to 100 pages" },
+    ]);
     expect((await (await api(`/v1/agents/${agent.id}/runs`)).json<{ data: unknown[] }>()).data).toEqual([]);
     // Measured and kept with the media: what the per-call limits count.
-    const fine = await api(`/v1/agents/${agent.id}/runs`, { body: { input: [image(pngOfSize(1000, 300)), { type: "file", media_type: "application/pdf", name: "b.pdf", data: pdfOfPages(3) }] } });
+    const fine = await api(`/v1/agents/${agent.id}/runs`, {
+      body: { input: [image(pngOfSize(1000, 300)), { type: "file", media_type: "application/pdf", name: "b.pdf", data: pdfOfPages(3) }] },
+    });
     const run = await fine.json<Run & { input: Record<string, unknown>[] }>();
     expect(run.status).toBe("completed");
     expect(run.input).toMatchObject([
@@ -102,7 +134,12 @@ describe("media within the vendors' limits", () => {
   it("refuses at input an encrypted PDF, naming the part, and stores nothing; the offline model refuses one too", async () => {
     const agent = await createAgent();
     const locked = await api(`/v1/agents/${agent.id}/runs`, {
-      body: { input: [{ type: "text", text: "read" }, { type: "file", media_type: "application/pdf", name: "locked.pdf", data: encryptedPdf() }] },
+      body: {
+        input: [
+          { type: "text", text: "read" },
+          { type: "file", media_type: "application/pdf", name: "locked.pdf", data: encryptedPdf() },
+        ],
+      },
     });
     expect(locked.status).toBe(400);
     expect((await locked.json<ErrorBody>()).error.details.fields).toEqual([
@@ -157,7 +194,10 @@ describe("media within the vendors' limits", () => {
     const bucket = crypto.randomUUID();
     const agent = await createAgent({ provider: "openai", model: "gpt-test", base_url: upstreamBase(env.GATEWAY_URL, bucket, "openai") });
     const runs = await imageHeavySession(agent.id);
-    const moved = await api(`/v1/agents/${agent.id}`, { method: "PATCH", body: { provider: "anthropic", model: "claude-test", base_url: upstreamBase(env.GATEWAY_URL, bucket, "anthropic") } });
+    const moved = await api(`/v1/agents/${agent.id}`, {
+      method: "PATCH",
+      body: { provider: "anthropic", model: "claude-test", base_url: upstreamBase(env.GATEWAY_URL, bucket, "anthropic") },
+    });
     expect(moved.status).toBe(200);
     // A fork of the last turn, and a turn after it: both on Anthropic, both within its limits.
     const fork = await api(`/v1/agents/${agent.id}/runs/${runs[2]?.id}/continue`, { body: { fork: true, input: "and now?" } });
@@ -174,7 +214,11 @@ describe("media within the vendors' limits", () => {
 
   it("does not send again a turn a provider refused as an invalid request: the session's next turn works", async () => {
     const bucket = crypto.randomUUID();
-    const agent = await createAgent({ provider: "anthropic", model: "claude-test", base_url: upstreamBase(env.GATEWAY_URL, bucket, "anthropic") });
+    const agent = await createAgent({
+      provider: "anthropic",
+      model: "claude-test",
+      base_url: upstreamBase(env.GATEWAY_URL, bucket, "anthropic"),
+    });
     const refused = await api(`/v1/agents/${agent.id}/runs`, { body: { input: "[[fail 400 x1]] poisoned" } });
     const failed = await refused.json<Run & { error: { type: string; status: number } }>();
     expect(failed).toMatchObject({ status: "error", error: { type: "provider_error", status: 400 } });
@@ -200,11 +244,21 @@ describe("media within the vendors' limits", () => {
     const many = Array.from({ length: 21 }, (_, i) => imageBlock(i === 0 ? pngOfSize(2001, 5) : TINY_PNG));
     expect(await anthropicAnswer(ask(...many))).toEqual({
       status: 400,
-      message: "messages.0.content.0.image.source.base64.data: At least one of the image dimensions exceed max allowed size for many-image requests: 2000 pixels",
+      message:
+        "messages.0.content.0.image.source.base64.data: At least one of the image dimensions exceed max allowed size for many-image requests: 2000 pixels",
     });
     expect((await anthropicAnswer(ask(...many.slice(0, 20)))).status).toBe(200);
-    expect(await anthropicAnswer(ask(...Array.from({ length: 101 }, () => imageBlock(TINY_PNG))))).toEqual({ status: 400, message: "Too much media: 0 document pages + 101 images > 100" });
-    const pdf = (pages: number) => ({ type: "document", source: { type: "base64", media_type: "application/pdf", data: pdfOfPages(pages) } });
-    expect(await anthropicAnswer(ask(pdf(60), pdf(41)))).toEqual({ status: 400, message: "messages.0.content.1.pdf.source.base64.data: A maximum of 100 PDF pages may be provided." });
+    expect(await anthropicAnswer(ask(...Array.from({ length: 101 }, () => imageBlock(TINY_PNG))))).toEqual({
+      status: 400,
+      message: "Too much media: 0 document pages + 101 images > 100",
+    });
+    const pdf = (pages: number) => ({
+      type: "document",
+      source: { type: "base64", media_type: "application/pdf", data: pdfOfPages(pages) },
+    });
+    expect(await anthropicAnswer(ask(pdf(60), pdf(41)))).toEqual({
+      status: 400,
+      message: "messages.0.content.1.pdf.source.base64.data: A maximum of 100 PDF pages may be provided.",
+    });
   });
 });

@@ -62,8 +62,21 @@ describe("images and files in a run's input", () => {
       // The Run's input holds references, never the bytes.
       const [text, imageRef, fileRef] = run.input as Record<string, unknown>[];
       expect(text).toEqual({ type: "text", text: "Describe these" });
-      expect(imageRef).toEqual({ type: "image", media_type: "image/png", media_id: expect.stringMatching(/^med_/), size: image.length, width: 1, height: 1 });
-      expect(fileRef).toEqual({ type: "file", media_type: "text/plain", media_id: expect.stringMatching(/^med_/), size: NOTES.length, name: "notes.txt" });
+      expect(imageRef).toEqual({
+        type: "image",
+        media_type: "image/png",
+        media_id: expect.stringMatching(/^med_/),
+        size: image.length,
+        width: 1,
+        height: 1,
+      });
+      expect(fileRef).toEqual({
+        type: "file",
+        media_type: "text/plain",
+        media_id: expect.stringMatching(/^med_/),
+        size: NOTES.length,
+        name: "notes.txt",
+      });
       expect(JSON.stringify(run)).not.toContain(notesBase64.slice(0, 40));
       const stored = await (await api(`/v1/agents/${agent.id}/runs/${run.id}`, {}, token)).json<Run>();
       expect(stored.input).toEqual(run.input);
@@ -103,7 +116,9 @@ describe("images and files in a run's input", () => {
     const pdf = toBase64(new TextEncoder().encode("%PDF-1.4\n1 0 obj<<>>endobj\ntrailer<<>>\n%%EOF\n"));
     const gif = toBase64(new TextEncoder().encode("GIF89a\x01\x00\x01\x00\x00\x00\x00;"));
     const jpeg = toBase64(new Uint8Array([0xff, 0xd8, 0xff, 0xe0, 0, 0x10, 0x4a, 0x46, 0x49, 0x46, 0, 0xff, 0xd9]));
-    const webp = toBase64(new TextEncoder().encode("RIFF\x1a\x00\x00\x00WEBPVP8L\x0d\x00\x00\x00/\x00\x00\x00\x10\x07\x10\x11\x11\x88\x88\xfe\x07\x00"));
+    const webp = toBase64(
+      new TextEncoder().encode("RIFF\x1a\x00\x00\x00WEBPVP8L\x0d\x00\x00\x00/\x00\x00\x00\x10\x07\x10\x11\x11\x88\x88\xfe\x07\x00"),
+    );
     const run = await runTurn(
       agent.id,
       {
@@ -165,7 +180,16 @@ describe("images and files in a run's input", () => {
       ["over 20 MB", 413, { url: `${env.TOOL_SERVER_URL}/media/big?mb=21` }],
     ];
     for (const [label, status, part] of cases) {
-      const response = await postRun(agent.id, { input: [{ type: "text", text: "hi" }, { type: "image", ...part }] }, token);
+      const response = await postRun(
+        agent.id,
+        {
+          input: [
+            { type: "text", text: "hi" },
+            { type: "image", ...part },
+          ],
+        },
+        token,
+      );
       expect(response.status, label).toBe(status);
       await expectError(response, status, "input.1.url");
     }
@@ -208,11 +232,7 @@ describe("images and files in a run's input", () => {
     // (a larger image is scaled down by the Images binding, or refused without it: media-limits.test.ts).
     const big = new Uint8Array(((5 * 1024 * 1024) / 4) * 3);
     big.set(fromBase64(TINY_PNG));
-    const limit = await postRun(
-      agent.id,
-      { input: [{ type: "image", media_type: "image/png", data: toBase64(big) }] },
-      token,
-    );
+    const limit = await postRun(agent.id, { input: [{ type: "image", media_type: "image/png", data: toBase64(big) }] }, token);
     expect(limit.status).toBe(200);
     const accepted = await limit.json<Run>();
     expect(await mediaKeys(`${tenant}/`)).toHaveLength(1);
@@ -247,7 +267,12 @@ describe("images and files in a run's input", () => {
 
   it("keeps one copy when a request is retried with the same Idempotency-Key", async () => {
     const { tenant, token, agent } = await tenantWithAgent();
-    const body = { input: [{ type: "text", text: "once" }, { type: "image", media_type: "image/png", data: TINY_PNG }] };
+    const body = {
+      input: [
+        { type: "text", text: "once" },
+        { type: "image", media_type: "image/png", data: TINY_PNG },
+      ],
+    };
     const headers = { "idempotency-key": `media-${crypto.randomUUID()}` };
     const first = await api(`/v1/agents/${agent.id}/runs`, { body, headers }, token);
     const second = await api(`/v1/agents/${agent.id}/runs`, { body, headers }, token);
@@ -260,7 +285,10 @@ describe("images and files in a run's input", () => {
 
   it("deletes a session's media with the session", async () => {
     const { tenant, token, agent } = await tenantWithAgent();
-    const input = [{ type: "text", text: "keep this" }, { type: "image", media_type: "image/png", data: TINY_PNG }];
+    const input = [
+      { type: "text", text: "keep this" },
+      { type: "image", media_type: "image/png", data: TINY_PNG },
+    ];
     const kept = await runTurn(agent.id, { input }, token);
     const first = await runTurn(agent.id, { input }, token);
     await runTurn(agent.id, { session_id: first.session_id, input }, token);

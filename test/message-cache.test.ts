@@ -19,7 +19,13 @@ describe("the session's parsed messages, kept between steps", () => {
       expect(store.messages().map((m) => m.index)).toEqual([0, 1]);
       expect(() =>
         state.storage.transactionSync(() => {
-          store.appendMessage({ index: 2, run_id: first.id, role: "user", content: [{ type: "text", text: "never" }], created_at: new Date().toISOString() });
+          store.appendMessage({
+            index: 2,
+            run_id: first.id,
+            role: "user",
+            content: [{ type: "text", text: "never" }],
+            created_at: new Date().toISOString(),
+          });
           expect(store.messages().map((m) => m.index)).toEqual([0, 1, 2]);
           throw new Error("rolled back");
         }),
@@ -52,7 +58,13 @@ describe("the session's parsed messages, kept between steps", () => {
 });
 
 describe("MessageCache", () => {
-  const message = (index: number): StoredMessage => ({ index, run_id: "run_1", role: "user", content: [{ type: "text", text: `m${index}` }], created_at: "" });
+  const message = (index: number): StoredMessage => ({
+    index,
+    run_id: "run_1",
+    role: "user",
+    content: [{ type: "text", text: `m${index}` }],
+    created_at: "",
+  });
   /** A storage of `count` messages of 40 characters each, counting how many it parses. */
   const storage = (count: () => number) => {
     let parsed = 0;

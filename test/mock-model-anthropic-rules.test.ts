@@ -48,20 +48,56 @@ const refusals: [string, unknown, string][] = [
     { ...base, model: "claude-opus-4-6", messages: [ask("hi"), { role: "assistant", content: "Sure," }] },
     "This model does not support assistant message prefill. The conversation must end with a user message.",
   ],
-  ["an empty system prompt", { ...base, system: [{ type: "text", text: "" }], messages: [ask("hi")] }, "system: text content blocks must be non-empty"],
+  [
+    "an empty system prompt",
+    { ...base, system: [{ type: "text", text: "" }], messages: [ask("hi")] },
+    "system: text content blocks must be non-empty",
+  ],
   [
     "a cache breakpoint on an empty system block",
-    { ...base, system: [{ type: "text", text: "s" }, { type: "text", text: "", cache_control: { type: "ephemeral" } }], messages: [ask("hi")] },
+    {
+      ...base,
+      system: [
+        { type: "text", text: "s" },
+        { type: "text", text: "", cache_control: { type: "ephemeral" } },
+      ],
+      messages: [ask("hi")],
+    },
     "system.1: cache_control cannot be set for empty text blocks",
   ],
   [
     "a cache breakpoint on an empty message block",
-    { ...base, messages: [{ role: "user", content: [{ type: "text", text: "hi" }, { type: "text", text: "", cache_control: { type: "ephemeral" } }] }] },
+    {
+      ...base,
+      messages: [
+        {
+          role: "user",
+          content: [
+            { type: "text", text: "hi" },
+            { type: "text", text: "", cache_control: { type: "ephemeral" } },
+          ],
+        },
+      ],
+    },
     "messages.0.content.1: cache_control cannot be set for empty text blocks",
   ],
   [
     "text before a tool_result in a user message",
-    { ...base, tools, messages: [ask("hi"), call(), { role: "user", content: [{ type: "text", text: "here" }, { type: "tool_result", tool_use_id: "toolu_1", content: "found" }] }] },
+    {
+      ...base,
+      tools,
+      messages: [
+        ask("hi"),
+        call(),
+        {
+          role: "user",
+          content: [
+            { type: "text", text: "here" },
+            { type: "tool_result", tool_use_id: "toolu_1", content: "found" },
+          ],
+        },
+      ],
+    },
     "messages.2.content.1: `tool_result` blocks must come first in a user message, before any other content",
   ],
   [
@@ -77,10 +113,22 @@ const refusals: [string, unknown, string][] = [
   ["two tools of one name", { ...base, tools: [...tools, ...tools], messages: [ask("hi")] }, "tools: Tool names must be unique."],
   [
     "21 strict tools",
-    { ...base, tools: Array.from({ length: 21 }, (_, i) => ({ name: `t${i}`, strict: true, input_schema: { type: "object", properties: {}, additionalProperties: false } })), messages: [ask("hi")] },
+    {
+      ...base,
+      tools: Array.from({ length: 21 }, (_, i) => ({
+        name: `t${i}`,
+        strict: true,
+        input_schema: { type: "object", properties: {}, additionalProperties: false },
+      })),
+      messages: [ask("hi")],
+    },
     "Too many strict tools (21). The maximum number of strict tools supported is 20.",
   ],
-  ["a tool_choice without tools", { ...base, tool_choice: { type: "auto" }, messages: [ask("hi")] }, "tool_choice may only be specified while providing tools."],
+  [
+    "a tool_choice without tools",
+    { ...base, tool_choice: { type: "auto" }, messages: [ask("hi")] },
+    "tool_choice may only be specified while providing tools.",
+  ],
   [
     "thinking disabled on a model that always thinks",
     { ...base, model: "claude-opus-5-5", thinking: { type: "disabled" }, messages: [ask("hi")] },
@@ -93,7 +141,20 @@ const refusals: [string, unknown, string][] = [
   ],
   [
     "a changed thinking block in the latest assistant message",
-    { ...base, messages: [ask("hi"), { role: "assistant", content: [{ type: "thinking", thinking: "changed", signature: signThinking("t") }, { type: "text", text: "ok" }] }, ask("more")] },
+    {
+      ...base,
+      messages: [
+        ask("hi"),
+        {
+          role: "assistant",
+          content: [
+            { type: "thinking", thinking: "changed", signature: signThinking("t") },
+            { type: "text", text: "ok" },
+          ],
+        },
+        ask("more"),
+      ],
+    },
     "messages.1.content.0: `thinking` or `redacted_thinking` blocks in the latest assistant message cannot be modified.",
   ],
   [
@@ -113,13 +174,33 @@ const refusals: [string, unknown, string][] = [
   ],
   [
     "17 union-typed parameters in an output schema",
-    { ...base, messages: [ask("hi")], output_config: { format: { type: "json_schema", schema: objectOf(17, { type: ["string", "null"] }, true) } } },
+    {
+      ...base,
+      messages: [ask("hi")],
+      output_config: { format: { type: "json_schema", schema: objectOf(17, { type: ["string", "null"] }, true) } },
+    },
     "Schemas contains too many parameters with union types (17 parameters with type arrays or anyOf). This causes exponential compilation cost. Reduce the number of nullable or union-typed parameters (limit: 16 parameters with unions).",
   ],
-  ["an effort outside the API's values", { ...base, output_config: { effort: "extreme" }, messages: [ask("hi")] }, "output_config.effort: Input should be 'low', 'medium', 'high', 'xhigh' or 'max'"],
-  ["an unknown top-level field", { ...base, frequency_penalty: 0.5, messages: [ask("hi")] }, "frequency_penalty: Extra inputs are not permitted"],
-  ["an assistant first", { ...base, messages: [{ role: "assistant", content: "hi" }, ask("hi")] }, 'messages: first message must use the "user" role'],
-  ["an empty text block", { ...base, messages: [{ role: "user", content: [{ type: "text", text: "" }] }] }, "messages: text content blocks must be non-empty"],
+  [
+    "an effort outside the API's values",
+    { ...base, output_config: { effort: "extreme" }, messages: [ask("hi")] },
+    "output_config.effort: Input should be 'low', 'medium', 'high', 'xhigh' or 'max'",
+  ],
+  [
+    "an unknown top-level field",
+    { ...base, frequency_penalty: 0.5, messages: [ask("hi")] },
+    "frequency_penalty: Extra inputs are not permitted",
+  ],
+  [
+    "an assistant first",
+    { ...base, messages: [{ role: "assistant", content: "hi" }, ask("hi")] },
+    'messages: first message must use the "user" role',
+  ],
+  [
+    "an empty text block",
+    { ...base, messages: [{ role: "user", content: [{ type: "text", text: "" }] }] },
+    "messages: text content blocks must be non-empty",
+  ],
   [
     "a whitespace-only text block",
     { ...base, messages: [{ role: "user", content: [{ type: "text", text: "\n\n" }] }] },
@@ -127,7 +208,21 @@ const refusals: [string, unknown, string][] = [
   ],
   [
     'a "\\n\\n" block beside a tool_use',
-    { ...base, tools, messages: [ask("hi"), { role: "assistant", content: [{ type: "text", text: "\n\n" }, { type: "tool_use", id: "toolu_1", name: "lookup", input: {} }] }, result()] },
+    {
+      ...base,
+      tools,
+      messages: [
+        ask("hi"),
+        {
+          role: "assistant",
+          content: [
+            { type: "text", text: "\n\n" },
+            { type: "tool_use", id: "toolu_1", name: "lookup", input: {} },
+          ],
+        },
+        result(),
+      ],
+    },
     "messages: text content blocks must contain non-whitespace text",
   ],
   [
@@ -155,7 +250,10 @@ const refusals: [string, unknown, string][] = [
     {
       ...base,
       system: [{ type: "text", text: "s", cache_control: { type: "ephemeral" } }],
-      messages: ["a", "b", "c", "d"].map((text) => ({ role: "user", content: [{ type: "text", text, cache_control: { type: "ephemeral" } }] })),
+      messages: ["a", "b", "c", "d"].map((text) => ({
+        role: "user",
+        content: [{ type: "text", text, cache_control: { type: "ephemeral" } }],
+      })),
     },
     "A maximum of 4 blocks with cache_control may be provided. Found 5.",
   ],
@@ -170,7 +268,10 @@ const refusals: [string, unknown, string][] = [
       ...base,
       messages: [ask("hi")],
       output_config: {
-        format: { type: "json_schema", schema: { type: "object", properties: { n: { type: "integer", minimum: 1 } }, additionalProperties: false } },
+        format: {
+          type: "json_schema",
+          schema: { type: "object", properties: { n: { type: "integer", minimum: 1 } }, additionalProperties: false },
+        },
       },
     },
     "output_config.format.schema.properties.n: For 'integer' type, properties minimum are not supported",
@@ -181,17 +282,37 @@ const refusals: [string, unknown, string][] = [
       ...base,
       messages: [ask("hi")],
       output_config: {
-        format: { type: "json_schema", schema: { type: "object", properties: { a: { type: "array", minItems: 2 } }, additionalProperties: false } },
+        format: {
+          type: "json_schema",
+          schema: { type: "object", properties: { a: { type: "array", minItems: 2 } }, additionalProperties: false },
+        },
       },
     },
     "output_config.format.schema.properties.a: For 'array' type, 'minItems' values other than 0 or 1 are not supported",
   ],
   [
     "a thinking block whose signature the model did not give",
-    { ...base, messages: [ask("hi"), { role: "assistant", content: [{ type: "thinking", thinking: "t", signature: "forged" }, { type: "text", text: "ok" }] }, ask("more")] },
+    {
+      ...base,
+      messages: [
+        ask("hi"),
+        {
+          role: "assistant",
+          content: [
+            { type: "thinking", thinking: "t", signature: "forged" },
+            { type: "text", text: "ok" },
+          ],
+        },
+        ask("more"),
+      ],
+    },
     "messages.1.content.0: Invalid `signature` in `thinking` block",
   ],
-  ["a whitespace-only system prompt", { ...base, system: [{ type: "text", text: " \n" }], messages: [ask("hi")] }, "system: text content blocks must contain non-whitespace text"],
+  [
+    "a whitespace-only system prompt",
+    { ...base, system: [{ type: "text", text: " \n" }], messages: [ask("hi")] },
+    "system: text content blocks must contain non-whitespace text",
+  ],
   [
     "a max_tokens over the model's maximum",
     { ...base, model: "claude-3-haiku-20240307", max_tokens: 5000, messages: [ask("hi")] },
@@ -217,8 +338,16 @@ const refusals: [string, unknown, string][] = [
     { ...base, model: "claude-fable-5-1", tools, tool_choice: { type: "any" }, messages: [ask("hi")] },
     'tool_choice: type "tool" and "any" are not supported for this model.',
   ],
-  ["an empty stop sequence", { ...base, stop_sequences: [""], messages: [ask("hi")] }, "stop_sequences: each stop sequence must be non-empty"],
-  ["a whitespace stop sequence", { ...base, stop_sequences: [" \n"], messages: [ask("hi")] }, "stop_sequences: each stop sequence must contain non-whitespace"],
+  [
+    "an empty stop sequence",
+    { ...base, stop_sequences: [""], messages: [ask("hi")] },
+    "stop_sequences: each stop sequence must be non-empty",
+  ],
+  [
+    "a whitespace stop sequence",
+    { ...base, stop_sequences: [" \n"], messages: [ask("hi")] },
+    "stop_sequences: each stop sequence must contain non-whitespace",
+  ],
   // API version 2026-10-21 removed the sampling settings, even at their defaults.
   ["a temperature", { ...base, temperature: 1, messages: [ask("hi")] }, "temperature: Extra inputs are not permitted"],
   ["a top_p", { ...base, top_p: 0.9, messages: [ask("hi")] }, "top_p: Extra inputs are not permitted"],
@@ -246,7 +375,11 @@ describe("offline model: the Anthropic Messages API's request rules", () => {
 
   it("accepts consecutive user messages (the API joins them into one turn) and a tool loop done right", async () => {
     expect((await post({ ...base, messages: [ask("one"), ask("two")] })).status).toBe(200);
-    const loop = await post({ ...base, tools, messages: [ask("hi"), call(), result(), { role: "assistant", content: "done" }, ask("more")] });
+    const loop = await post({
+      ...base,
+      tools,
+      messages: [ask("hi"), call(), result(), { role: "assistant", content: "done" }, ask("more")],
+    });
     expect(loop.status).toBe(200);
   });
 
@@ -256,11 +389,32 @@ describe("offline model: the Anthropic Messages API's request rules", () => {
     expect(warm).toMatchObject({ content: [], stop_reason: "max_tokens", usage: { output_tokens: 0 } });
     const accepted = [
       { ...base, messages: [ask("hi"), { role: "assistant", content: "Sure," }] },
-      { ...base, tools: [{ name: "a".repeat(128), input_schema: { type: "object" } }], tool_choice: { type: "auto" }, messages: [ask("hi")] },
+      {
+        ...base,
+        tools: [{ name: "a".repeat(128), input_schema: { type: "object" } }],
+        tool_choice: { type: "auto" },
+        messages: [ask("hi")],
+      },
       { ...base, thinking: { type: "disabled" }, messages: [ask("hi")] },
-      { ...base, messages: [ask("hi")], output_config: { effort: "max", format: { type: "json_schema", schema: objectOf(24, { type: "string" }) } } },
-      { ...base, messages: [ask("hi")], output_config: { format: { type: "json_schema", schema: objectOf(16, { anyOf: [{ type: "string" }, { type: "null" }] }, true) } } },
-      { ...base, tools: Array.from({ length: 20 }, (_, i) => ({ name: `t${i}`, strict: true, input_schema: { type: "object", properties: {}, additionalProperties: false } })), messages: [ask("hi")] },
+      {
+        ...base,
+        messages: [ask("hi")],
+        output_config: { effort: "max", format: { type: "json_schema", schema: objectOf(24, { type: "string" }) } },
+      },
+      {
+        ...base,
+        messages: [ask("hi")],
+        output_config: { format: { type: "json_schema", schema: objectOf(16, { anyOf: [{ type: "string" }, { type: "null" }] }, true) } },
+      },
+      {
+        ...base,
+        tools: Array.from({ length: 20 }, (_, i) => ({
+          name: `t${i}`,
+          strict: true,
+          input_schema: { type: "object", properties: {}, additionalProperties: false },
+        })),
+        messages: [ask("hi")],
+      },
     ];
     for (const body of accepted) expect((await post(body)).status).toBe(200);
   });
@@ -293,10 +447,19 @@ describe("offline model: the Anthropic Messages API's request rules", () => {
     const thinking = { type: "enabled" as const, budget_tokens: 1024 };
     const answer = await anthropic.messages.stream({ ...base, max_tokens: 2048, thinking, messages: [ask("hello")] }).finalMessage();
     const [first, second] = answer.content;
-    expect(first).toEqual({ type: "thinking", thinking: "The user wrote: hello. I will answer as instructed.", signature: signThinking(first?.type === "thinking" ? first.thinking : "") });
+    expect(first).toEqual({
+      type: "thinking",
+      thinking: "The user wrote: hello. I will answer as instructed.",
+      signature: signThinking(first?.type === "thinking" ? first.thinking : ""),
+    });
     expect(second).toMatchObject({ type: "text", text: "You said: hello" });
     // Sent back unchanged, the block is accepted.
-    const next = await anthropic.messages.create({ ...base, max_tokens: 2048, thinking, messages: [ask("hello"), { role: "assistant", content: answer.content }, ask("again")] });
+    const next = await anthropic.messages.create({
+      ...base,
+      max_tokens: 2048,
+      thinking,
+      messages: [ask("hello"), { role: "assistant", content: answer.content }, ask("again")],
+    });
     expect(next.content.at(-1)).toMatchObject({ type: "text", text: "You said: again" });
   });
 });

@@ -60,9 +60,7 @@ describe("offline model: Anthropic Messages", () => {
       "message_delta",
       "message_stop",
     ]);
-    const words = events.flatMap((e) =>
-      e.type === "content_block_delta" && e.delta.type === "text_delta" ? [e.delta.text] : [],
-    );
+    const words = events.flatMap((e) => (e.type === "content_block_delta" && e.delta.type === "text_delta" ? [e.delta.text] : []));
     expect(words).toEqual(["You ", "said: ", "one ", "two ", "three"]);
     const last = events.at(-2);
     expect(last?.type === "message_delta" && last.delta.stop_reason).toBe("end_turn");
@@ -105,9 +103,7 @@ describe("offline model: Anthropic Messages", () => {
     );
     const final = await anthropic.messages.create({ ...base, tools, messages });
     expect(final.stop_reason).toBe("end_turn");
-    expect(final.content[0]?.type === "text" && final.content[0].text).toBe(
-      "You said: weather?\nget_weather returned: sunny, 21°C",
-    );
+    expect(final.content[0]?.type === "text" && final.content[0].text).toBe("You said: weather?\nget_weather returned: sunny, 21°C");
   });
 
   it("calls several tools one per answer, in order", async () => {
@@ -137,7 +133,10 @@ describe("offline model: Anthropic Messages", () => {
     const tools = toolsNamed("a", "b");
     const answer = await anthropic.messages.stream({ ...base, tools, messages }).finalMessage();
     const calls = answer.content.flatMap((block) => (block.type === "tool_use" ? [block] : []));
-    expect(calls.map((c) => [c.name, c.input])).toEqual([["a", { x: 1 }], ["b", {}]]);
+    expect(calls.map((c) => [c.name, c.input])).toEqual([
+      ["a", { x: 1 }],
+      ["b", {}],
+    ]);
     expect(new Set(calls.map((c) => c.id)).size).toBe(2);
     // Results sent back in the other order still come out in directive order.
     const results = calls.reverse().map((c) => ({ type: "tool_result" as const, tool_use_id: c.id, content: `r-${c.name}` }));
@@ -164,9 +163,7 @@ describe("offline model: Anthropic Messages", () => {
 
   it("sends retry-after only when asked, also on a streamed call", async () => {
     const { anthropic } = client(1);
-    const error = await rejection(
-      anthropic.messages.stream({ ...base, messages: ask("[[fail 429 x1 retry-after=2]]") }).finalMessage(),
-    );
+    const error = await rejection(anthropic.messages.stream({ ...base, messages: ask("[[fail 429 x1 retry-after=2]]") }).finalMessage());
     expect(error).toBeInstanceOf(RateLimitError);
     if (!(error instanceof RateLimitError)) return;
     expect(error.type).toBe("rate_limit_error");
@@ -220,7 +217,9 @@ describe("offline model: Anthropic Messages", () => {
     const cut = anthropic.messages.stream({ ...base, messages });
     await expect(cut.finalMessage()).rejects.toThrow("stream ended without producing a Message");
 
-    const full = await client(2).anthropic.messages.stream({ ...base, messages }).finalText();
+    const full = await client(2)
+      .anthropic.messages.stream({ ...base, messages })
+      .finalText();
     expect(full).toBe("You said: alpha beta gamma delta");
   });
 
@@ -257,7 +256,9 @@ describe("offline model: Anthropic Messages", () => {
   });
 
   it("answers N words for [[words N]]", async () => {
-    const text = await client().anthropic.messages.stream({ ...base, messages: ask("[[words 42]]") }).finalText();
+    const text = await client()
+      .anthropic.messages.stream({ ...base, messages: ask("[[words 42]]") })
+      .finalText();
     expect(text.split(" ")).toHaveLength(42);
   });
 

@@ -12,7 +12,11 @@ import { openaiClient } from "./support/mock-clients";
 
 const model = "mock-1";
 const call = (id: string, name = "get_time") => ({ id, type: "function" as const, function: { name, arguments: "{}" } });
-const assistantCalling = (...ids: string[]): ChatCompletionMessageParam => ({ role: "assistant", content: null, tool_calls: ids.map((id) => call(id)) });
+const assistantCalling = (...ids: string[]): ChatCompletionMessageParam => ({
+  role: "assistant",
+  content: null,
+  tool_calls: ids.map((id) => call(id)),
+});
 const toolAnswer = (id: string): ChatCompletionMessageParam => ({ role: "tool", tool_call_id: id, content: "noon" });
 const user = (content: string): ChatCompletionMessageParam => ({ role: "user", content });
 
@@ -61,7 +65,9 @@ describe("offline model: Chat Completions refuses what OpenAI refuses", () => {
       param: "messages.[1].role",
       code: null,
     };
-    expect(await refusal({ messages: [user("hi"), assistantCalling("call_1", "call_2"), toolAnswer("call_1"), user("go on")] })).toEqual(expected);
+    expect(await refusal({ messages: [user("hi"), assistantCalling("call_1", "call_2"), toolAnswer("call_1"), user("go on")] })).toEqual(
+      expected,
+    );
     expect(await refusal({ messages: [user("hi"), assistantCalling("call_1", "call_2"), toolAnswer("call_1")] })).toEqual(expected);
   });
 
@@ -71,7 +77,10 @@ describe("offline model: Chat Completions refuses what OpenAI refuses", () => {
       param: "messages[0].role",
       code: "invalid_value",
     });
-    expect(await refusal({ messages: [{ content: "x" }] })).toMatchObject({ param: "messages[0].role", code: "missing_required_parameter" });
+    expect(await refusal({ messages: [{ content: "x" }] })).toMatchObject({
+      param: "messages[0].role",
+      code: "missing_required_parameter",
+    });
   });
 
   it("an empty messages array, a user message without content, an assistant message with neither content nor tool calls", async () => {
@@ -108,13 +117,19 @@ describe("offline model: Chat Completions refuses what OpenAI refuses", () => {
       param: "reasoning_effort",
       code: "unsupported_parameter",
     });
-    const fine = await openaiClient().openai.chat.completions.create({ model: "o3", messages: [user("hi")], temperature: 1, reasoning_effort: "low" });
+    const fine = await openaiClient().openai.chat.completions.create({
+      model: "o3",
+      messages: [user("hi")],
+      temperature: 1,
+      reasoning_effort: "low",
+    });
     expect(fine.choices[0]?.message.content).toBe("You said: hi");
   });
 
   it("a max_completion_tokens over the model's maximum", async () => {
     expect(await refusal({ model: "gpt-4o", messages: [user("hi")], max_completion_tokens: 20480 })).toEqual({
-      message: "max_completion_tokens is too large: 20480. This model supports at most 16384 completion tokens, whereas you provided 20480.",
+      message:
+        "max_completion_tokens is too large: 20480. This model supports at most 16384 completion tokens, whereas you provided 20480.",
       param: "max_completion_tokens",
       code: "invalid_value",
     });
@@ -136,18 +151,25 @@ describe("offline model: Chat Completions refuses what OpenAI refuses", () => {
   it("function tools on gpt-5.4 and later unless reasoning_effort is none", async () => {
     const tools = [{ type: "function", function: { name: "f", parameters: { type: "object" } } }];
     expect(await refusal({ model: "gpt-5.6-terra", messages: [user("hi")], tools })).toEqual({
-      message: "Function tools with reasoning_effort are not supported for gpt-5.6-terra in /v1/chat/completions. To use function tools, use /v1/responses or set reasoning_effort to 'none'.",
+      message:
+        "Function tools with reasoning_effort are not supported for gpt-5.6-terra in /v1/chat/completions. To use function tools, use /v1/responses or set reasoning_effort to 'none'.",
       param: "reasoning_effort",
       code: null,
     });
-    const fine = await openaiClient().openai.chat.completions.create({ model: "gpt-5.6-terra", messages: [user("hi")], tools, reasoning_effort: "none" } as never);
+    const fine = await openaiClient().openai.chat.completions.create({
+      model: "gpt-5.6-terra",
+      messages: [user("hi")],
+      tools,
+      reasoning_effort: "none",
+    } as never);
     expect((fine as { choices: { message: { content: string } }[] }).choices[0]?.message.content).toBe("You said: hi");
   });
 
   it("a tool description over 1024 characters", async () => {
     const tools = [{ type: "function", function: { name: "f", description: "d".repeat(1025), parameters: { type: "object" } } }];
     expect(await refusal({ messages: [user("hi")], tools })).toEqual({
-      message: "Invalid 'tools[0].function.description': string too long. Expected a string with maximum length 1024, but got a string with length 1025 instead.",
+      message:
+        "Invalid 'tools[0].function.description': string too long. Expected a string with maximum length 1024, but got a string with length 1025 instead.",
       param: "tools[0].function.description",
       code: "string_above_max_length",
     });
@@ -174,7 +196,8 @@ describe("offline model: Chat Completions refuses what OpenAI refuses", () => {
   it("stream_options without stream, a prompt_cache_key over 64 characters, a bad tool or schema name", async () => {
     expect(await refusal({ messages: [user("hi")], stream_options: { include_usage: true } })).toMatchObject({ param: "stream_options" });
     expect(await refusal({ messages: [user("hi")], prompt_cache_key: "k".repeat(65) })).toEqual({
-      message: "Invalid 'prompt_cache_key': string too long. Expected a string with maximum length 64, but got a string with length 65 instead.",
+      message:
+        "Invalid 'prompt_cache_key': string too long. Expected a string with maximum length 64, but got a string with length 65 instead.",
       param: "prompt_cache_key",
       code: "string_above_max_length",
     });
@@ -198,7 +221,8 @@ describe("offline model: Chat Completions refuses what OpenAI refuses", () => {
   it("C10: a tool message's tool_call_id over 40 characters", async () => {
     const id = `call_${"x".repeat(40)}`;
     expect(await refusal({ messages: [user("hi"), { role: "tool", tool_call_id: id, content: "noon" }] })).toEqual({
-      message: "Invalid 'messages[1].tool_call_id': string too long. Expected a string with maximum length 40, but got a string with length 45 instead.",
+      message:
+        "Invalid 'messages[1].tool_call_id': string too long. Expected a string with maximum length 40, but got a string with length 45 instead.",
       param: "messages[1].tool_call_id",
       code: "string_above_max_length",
     });
@@ -206,7 +230,8 @@ describe("offline model: Chat Completions refuses what OpenAI refuses", () => {
 
   it("C11: a content string over 10,485,760 characters", async () => {
     expect(await refusal({ messages: [user("x".repeat(10_485_761))] })).toEqual({
-      message: "Invalid 'messages[0].content': string too long. Expected a string with maximum length 10485760, but got a string with length 10485761 instead.",
+      message:
+        "Invalid 'messages[0].content': string too long. Expected a string with maximum length 10485760, but got a string with length 10485761 instead.",
       param: "messages[0].content",
       code: "string_above_max_length",
     });
@@ -226,7 +251,10 @@ describe("offline model: Chat Completions refuses what OpenAI refuses", () => {
   });
 
   it("C15: more than 128 tools", async () => {
-    const tools = Array.from({ length: 129 }, (_, i) => ({ type: "function", function: { name: `t${i}`, parameters: { type: "object" } } }));
+    const tools = Array.from({ length: 129 }, (_, i) => ({
+      type: "function",
+      function: { name: `t${i}`, parameters: { type: "object" } },
+    }));
     expect(await refusal({ messages: [user("hi")], tools })).toEqual({
       message: "Invalid 'tools': array too long. Expected an array with maximum length 128, but got an array with length 129 instead.",
       param: "tools",
@@ -235,13 +263,20 @@ describe("offline model: Chat Completions refuses what OpenAI refuses", () => {
   });
 
   it("C1/C17: gpt-6 models reason (max_tokens and sampling refused)", async () => {
-    expect(await refusal({ model: "gpt-6-luna", messages: [user("hi")], max_tokens: 100 })).toMatchObject({ param: "max_tokens", code: "unsupported_parameter" });
-    expect(await refusal({ model: "gpt-6-luna", messages: [user("hi")], temperature: 0.2 })).toMatchObject({ param: "temperature", code: "unsupported_value" });
+    expect(await refusal({ model: "gpt-6-luna", messages: [user("hi")], max_tokens: 100 })).toMatchObject({
+      param: "max_tokens",
+      code: "unsupported_parameter",
+    });
+    expect(await refusal({ model: "gpt-6-luna", messages: [user("hi")], temperature: 0.2 })).toMatchObject({
+      param: "temperature",
+      code: "unsupported_value",
+    });
   });
 
   it("C19: a reasoning_effort the model does not take", async () => {
     expect(await refusal({ model: "gpt-5.2", messages: [user("hi")], reasoning_effort: "minimal" })).toEqual({
-      message: "Unsupported value: 'minimal' is not supported with the 'gpt-5.2' model. Supported values are: 'none', 'low', 'medium', 'high', and 'xhigh'.",
+      message:
+        "Unsupported value: 'minimal' is not supported with the 'gpt-5.2' model. Supported values are: 'none', 'low', 'medium', 'high', and 'xhigh'.",
       param: "reasoning_effort",
       code: "unsupported_value",
     });
@@ -253,13 +288,17 @@ describe("offline model: Chat Completions refuses what OpenAI refuses", () => {
       param: "temperature",
       code: "decimal_above_max_value",
     });
-    expect(await refusal({ messages: [user("hi")], presence_penalty: -3 })).toMatchObject({ param: "presence_penalty", code: "decimal_below_min_value" });
+    expect(await refusal({ messages: [user("hi")], presence_penalty: -3 })).toMatchObject({
+      param: "presence_penalty",
+      code: "decimal_below_min_value",
+    });
     expect(await refusal({ messages: [user("hi")], n: 0 })).toMatchObject({ param: "n", code: "integer_below_min_value" });
   });
 
   it("C23: a safety_identifier over 64 characters", async () => {
     expect(await refusal({ messages: [user("hi")], safety_identifier: "u".repeat(65) })).toEqual({
-      message: "Invalid 'safety_identifier': string too long. Expected a string with maximum length 64, but got a string with length 65 instead.",
+      message:
+        "Invalid 'safety_identifier': string too long. Expected a string with maximum length 64, but got a string with length 65 instead.",
       param: "safety_identifier",
       code: "string_above_max_length",
     });
@@ -268,7 +307,16 @@ describe("offline model: Chat Completions refuses what OpenAI refuses", () => {
   it("C24: a strict schema over the structured-output limits", async () => {
     const response_format = {
       type: "json_schema",
-      json_schema: { name: "output", strict: true, schema: { type: "object", properties: { a: { type: "string", enum: Array.from({ length: 1001 }, (_, i) => `v${i}`) } }, required: ["a"], additionalProperties: false } },
+      json_schema: {
+        name: "output",
+        strict: true,
+        schema: {
+          type: "object",
+          properties: { a: { type: "string", enum: Array.from({ length: 1001 }, (_, i) => `v${i}`) } },
+          required: ["a"],
+          additionalProperties: false,
+        },
+      },
     };
     expect(await refusal({ messages: [user("hi")], response_format })).toEqual({
       message:
@@ -282,12 +330,14 @@ describe("offline model: Chat Completions refuses what OpenAI refuses", () => {
     const part = (url: string, detail?: string) => ({ type: "image_url", image_url: { url, ...(detail ? { detail } : {}) } });
     const png = (w: number, h: number) => `data:image/png;base64,${pngOfSize(w, h)}`;
     expect(await refusal({ messages: [{ role: "user", content: [part(png(8000, 6000))] }] })).toEqual({
-      message: "The image you provided requires 47000 patches after processing, exceeding the limit of 30000. Please resize the image and try again.",
+      message:
+        "The image you provided requires 47000 patches after processing, exceeding the limit of 30000. Please resize the image and try again.",
       param: "messages",
       code: "invalid_value",
     });
     expect(await refusal({ messages: [{ role: "user", content: [part(`data:image/gif;base64,${gifOfFrames(3)}`)] }] })).toEqual({
-      message: "You uploaded an unsupported image. Please make sure your image has of one the following formats: ['png', 'jpeg', 'gif', 'webp'].",
+      message:
+        "You uploaded an unsupported image. Please make sure your image has of one the following formats: ['png', 'jpeg', 'gif', 'webp'].",
       param: null,
       code: "invalid_image_format",
     });
@@ -310,7 +360,11 @@ describe("offline model: Chat Completions refuses what OpenAI refuses", () => {
       param: "messages",
       code: null,
     });
-    const fine = await openaiClient().openai.chat.completions.create({ model, messages: [user("answer in JSON")], response_format: { type: "json_object" } });
+    const fine = await openaiClient().openai.chat.completions.create({
+      model,
+      messages: [user("answer in JSON")],
+      response_format: { type: "json_object" },
+    });
     expect(fine.choices[0]?.message.content).toBeTypeOf("string");
   });
 
@@ -353,7 +407,13 @@ describe("the Chat adapter's requests pass those rules", () => {
   it("drops a tool call whose result never came (a cancelled turn) and sends the rest in order", async () => {
     const messages: Message[] = [
       text("user", "first"),
-      { role: "assistant", content: [{ type: "text", text: "checking" }, { type: "tool_call", tool_call_id: "call_lost", name: "get_time", arguments: {} }] },
+      {
+        role: "assistant",
+        content: [
+          { type: "text", text: "checking" },
+          { type: "tool_call", tool_call_id: "call_lost", name: "get_time", arguments: {} },
+        ],
+      },
       text("user", "second"),
       { role: "assistant", content: [{ type: "tool_call", tool_call_id: "call_ok", name: "get_time", arguments: {} }] },
       { role: "tool", content: [{ type: "tool_result", tool_call_id: "call_ok", output: "noon", is_error: false }] },

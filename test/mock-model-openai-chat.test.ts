@@ -79,11 +79,9 @@ describe("offline model: OpenAI Chat Completions", () => {
       messages.push({ role: "assistant", content: null, tool_calls: [call] }, { role: "tool", tool_call_id: call.id, content: result });
     }
     const final = await openai.chat.completions.create({ model, messages });
-    expect(final.choices[0]?.message.content).toBe(
-      "You said: weather?\nget_weather returned: sunny\nget_time returned: noon",
-    );
+    expect(final.choices[0]?.message.content).toBe("You said: weather?\nget_weather returned: sunny\nget_time returned: noon");
 
-    const parallel = await openai.chat.completions.create({ model, messages: ask("[[tool a {\"k\":1}]] [[tool b]] [[parallel]]") });
+    const parallel = await openai.chat.completions.create({ model, messages: ask('[[tool a {"k":1}]] [[tool b]] [[parallel]]') });
     const calls = parallel.choices[0]?.message.tool_calls ?? [];
     expect(calls.map((c) => c.type === "function" && [c.function.name, JSON.parse(c.function.arguments)])).toEqual([
       ["a", { k: 1 }],
@@ -117,13 +115,12 @@ describe("offline model: OpenAI Chat Completions", () => {
     expect(ok.choices[0]?.message.content).toBe("You said: hi");
 
     const limited = await rejection(
-      client().openai.chat.completions.stream({ model, messages: ask("[[fail 429 x1 retry-after=4]]") }).finalChatCompletion(),
+      client()
+        .openai.chat.completions.stream({ model, messages: ask("[[fail 429 x1 retry-after=4]]") })
+        .finalChatCompletion(),
     );
     expect(limited).toBeInstanceOf(RateLimitError);
-    expect(limited instanceof RateLimitError && [limited.code, limited.headers.get("retry-after")]).toEqual([
-      "rate_limit_exceeded",
-      "4",
-    ]);
+    expect(limited instanceof RateLimitError && [limited.code, limited.headers.get("retry-after")]).toEqual(["rate_limit_exceeded", "4"]);
 
     const quota = await rejection(client().openai.chat.completions.create({ model, messages: ask("[[quota]]") }));
     expect(quota instanceof RateLimitError && [quota.status, quota.code, quota.type]).toEqual([

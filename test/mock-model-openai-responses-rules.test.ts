@@ -22,25 +22,54 @@ const refused = (message: string, param: string | null, code: string | null = nu
 });
 
 const tooLong = (param: string, max: number, length: number) =>
-  refused(`Invalid '${param}': string too long. Expected a string with maximum length ${max}, but got a string with length ${length} instead.`, param, "string_above_max_length");
+  refused(
+    `Invalid '${param}': string too long. Expected a string with maximum length ${max}, but got a string with length ${length} instead.`,
+    param,
+    "string_above_max_length",
+  );
 
 const userWith = (...content: unknown[]) => [{ role: "user", content }];
-const image = (base64: string, detail = "auto", type = "image/png") => ({ type: "input_image", image_url: `data:${type};base64,${base64}`, detail });
-const fn = (name: string, extra: Record<string, unknown> = {}) => ({ type: "function", name, parameters: { type: "object", properties: {} }, ...extra });
+const image = (base64: string, detail = "auto", type = "image/png") => ({
+  type: "input_image",
+  image_url: `data:${type};base64,${base64}`,
+  detail,
+});
+const fn = (name: string, extra: Record<string, unknown> = {}) => ({
+  type: "function",
+  name,
+  parameters: { type: "object", properties: {} },
+  ...extra,
+});
 
 describe("offline model: the Responses API's field limits", () => {
   it("R4/R5: temperature, top_p and top_logprobs out of range", async () => {
     expect(await post({ model: "gpt-4.1", temperature: 3 })).toEqual(
-      refused("Invalid 'temperature': decimal above maximum value. Expected a value <= 2, but got 3 instead.", "temperature", "decimal_above_max_value"),
+      refused(
+        "Invalid 'temperature': decimal above maximum value. Expected a value <= 2, but got 3 instead.",
+        "temperature",
+        "decimal_above_max_value",
+      ),
     );
     expect(await post({ model: "gpt-4.1", temperature: -0.5 })).toEqual(
-      refused("Invalid 'temperature': decimal below minimum value. Expected a value >= 0, but got -0.5 instead.", "temperature", "decimal_below_min_value"),
+      refused(
+        "Invalid 'temperature': decimal below minimum value. Expected a value >= 0, but got -0.5 instead.",
+        "temperature",
+        "decimal_below_min_value",
+      ),
     );
     expect(await post({ model: "gpt-4.1", top_p: 1.5 })).toEqual(
-      refused("Invalid 'top_p': decimal above maximum value. Expected a value <= 1, but got 1.5 instead.", "top_p", "decimal_above_max_value"),
+      refused(
+        "Invalid 'top_p': decimal above maximum value. Expected a value <= 1, but got 1.5 instead.",
+        "top_p",
+        "decimal_above_max_value",
+      ),
     );
     expect(await post({ model: "gpt-4.1", top_logprobs: 21 })).toEqual(
-      refused("Invalid 'top_logprobs': integer above maximum value. Expected a value <= 20, but got 21 instead.", "top_logprobs", "integer_above_max_value"),
+      refused(
+        "Invalid 'top_logprobs': integer above maximum value. Expected a value <= 20, but got 21 instead.",
+        "top_logprobs",
+        "integer_above_max_value",
+      ),
     );
     expect((await post({ model: "gpt-4.1", temperature: 2, top_p: 0 })).status).toBe(200);
   });
@@ -55,16 +84,32 @@ describe("offline model: the Responses API's field limits", () => {
 
   it("R8: a reasoning effort the model does not take, or no effort at all", async () => {
     expect(await post({ model: "gpt-5.1", reasoning: { effort: "minimal" } })).toEqual(
-      refused("Unsupported value: 'minimal' is not supported with the 'gpt-5.1' model. Supported values are: 'none', 'low', 'medium', and 'high'.", "reasoning.effort", "unsupported_value"),
+      refused(
+        "Unsupported value: 'minimal' is not supported with the 'gpt-5.1' model. Supported values are: 'none', 'low', 'medium', and 'high'.",
+        "reasoning.effort",
+        "unsupported_value",
+      ),
     );
     expect(await post({ model: "o3", reasoning: { effort: "none" } })).toEqual(
-      refused("Unsupported value: 'none' is not supported with the 'o3' model. Supported values are: 'low', 'medium', and 'high'.", "reasoning.effort", "unsupported_value"),
+      refused(
+        "Unsupported value: 'none' is not supported with the 'o3' model. Supported values are: 'low', 'medium', and 'high'.",
+        "reasoning.effort",
+        "unsupported_value",
+      ),
     );
     expect(await post({ model: "gpt-5-pro", reasoning: { effort: "low" } })).toEqual(
-      refused("Unsupported value: 'low' is not supported with the 'gpt-5-pro' model. Supported values are: 'high'.", "reasoning.effort", "unsupported_value"),
+      refused(
+        "Unsupported value: 'low' is not supported with the 'gpt-5-pro' model. Supported values are: 'high'.",
+        "reasoning.effort",
+        "unsupported_value",
+      ),
     );
     expect(await post({ reasoning: { effort: "extreme" } })).toEqual(
-      refused("Invalid value: 'extreme'. Supported values are: 'none', 'minimal', 'low', 'medium', 'high', 'xhigh', and 'max'.", "reasoning.effort", "invalid_value"),
+      refused(
+        "Invalid value: 'extreme'. Supported values are: 'none', 'minimal', 'low', 'medium', 'high', 'xhigh', and 'max'.",
+        "reasoning.effort",
+        "invalid_value",
+      ),
     );
     expect((await post({ model: "gpt-5", reasoning: { effort: "minimal" } })).status).toBe(200);
   });
@@ -81,19 +126,37 @@ describe("offline model: the Responses API's field limits", () => {
 
   it("R14: a call_id empty or over 64 characters", async () => {
     const long = `call_${"x".repeat(60)}`;
-    const input = [{ role: "user", content: "hi" }, { type: "function_call", call_id: long, name: "f", arguments: "{}" }, { type: "function_call_output", call_id: long, output: "ok" }];
+    const input = [
+      { role: "user", content: "hi" },
+      { type: "function_call", call_id: long, name: "f", arguments: "{}" },
+      { type: "function_call_output", call_id: long, output: "ok" },
+    ];
     expect(await post({ input, tools: [fn("f")] })).toEqual(tooLong("input[1].call_id", 64, 65));
-    const empty = [{ role: "user", content: "hi" }, { type: "function_call", call_id: "", name: "f", arguments: "{}" }];
-    expect(await post({ input: empty, tools: [fn("f")] })).toEqual(refused("Invalid 'input[1].call_id': empty string.", "input[1].call_id", "empty_string"));
+    const empty = [
+      { role: "user", content: "hi" },
+      { type: "function_call", call_id: "", name: "f", arguments: "{}" },
+    ];
+    expect(await post({ input: empty, tools: [fn("f")] })).toEqual(
+      refused("Invalid 'input[1].call_id': empty string.", "input[1].call_id", "empty_string"),
+    );
   });
 
   it("R15/R16: a text, tool output or inline image over its length", async () => {
     const huge = "x".repeat(10_485_761);
-    expect(await post({ input: userWith({ type: "input_text", text: huge }) })).toEqual(tooLong("input[0].content[0].text", 10_485_760, 10_485_761));
-    const input = [{ role: "user", content: "hi" }, { type: "function_call", call_id: "call_1", name: "f", arguments: "{}" }, { type: "function_call_output", call_id: "call_1", output: huge }];
+    expect(await post({ input: userWith({ type: "input_text", text: huge }) })).toEqual(
+      tooLong("input[0].content[0].text", 10_485_760, 10_485_761),
+    );
+    const input = [
+      { role: "user", content: "hi" },
+      { type: "function_call", call_id: "call_1", name: "f", arguments: "{}" },
+      { type: "function_call_output", call_id: "call_1", output: huge },
+    ];
     expect(await post({ input, tools: [fn("f")] })).toEqual(tooLong("input[2].output", 10_485_760, 10_485_761));
     const url = `data:image/png;base64,${"A".repeat(20_971_521 - 22)}`;
-    const withImage = [...input.slice(0, 2), { type: "function_call_output", call_id: "call_1", output: [{ type: "input_image", image_url: url }] }];
+    const withImage = [
+      ...input.slice(0, 2),
+      { type: "function_call_output", call_id: "call_1", output: [{ type: "input_image", image_url: url }] },
+    ];
     expect(await post({ input: withImage, tools: [fn("f")] })).toEqual(tooLong("input[2].output[0].image_url", 20_971_520, 20_971_521));
   });
 
@@ -101,7 +164,11 @@ describe("offline model: the Responses API's field limits", () => {
     expect(await post({ safety_identifier: "u".repeat(65) })).toEqual(tooLong("safety_identifier", 64, 65));
     const metadata = Object.fromEntries(Array.from({ length: 17 }, (_, i) => [`k${i}`, "v"]));
     expect(await post({ metadata })).toEqual(
-      refused("Invalid 'metadata': too many properties. Expected an object with at most 16 properties, but got an object with 17 properties instead.", "metadata", "object_above_max_properties"),
+      refused(
+        "Invalid 'metadata': too many properties. Expected an object with at most 16 properties, but got an object with 17 properties instead.",
+        "metadata",
+        "object_above_max_properties",
+      ),
     );
     expect(await post({ metadata: { note: "v".repeat(513) } })).toEqual(tooLong("metadata.note", 512, 513));
   });
@@ -109,11 +176,19 @@ describe("offline model: the Responses API's field limits", () => {
   it("R20/R21/R22: more than 128 tools, a bad tool name, tool_choice without tools", async () => {
     const tools = Array.from({ length: 129 }, (_, i) => fn(`t${i}`));
     expect(await post({ tools })).toEqual(
-      refused("Invalid 'tools': array too long. Expected an array with maximum length 128, but got an array with length 129 instead.", "tools", "array_above_max_length"),
+      refused(
+        "Invalid 'tools': array too long. Expected an array with maximum length 128, but got an array with length 129 instead.",
+        "tools",
+        "array_above_max_length",
+      ),
     );
     expect((await post({ tools: tools.slice(0, 128) })).status).toBe(200);
     expect(await post({ tools: [fn("get time")] })).toEqual(
-      refused("Invalid 'tools[0].name': string does not match pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.", "tools[0].name", "invalid_value"),
+      refused(
+        "Invalid 'tools[0].name': string does not match pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.",
+        "tools[0].name",
+        "invalid_value",
+      ),
     );
     expect(await post({ tools: [fn("")] })).toEqual(refused("Invalid 'tools[0].name': empty string.", "tools[0].name", "empty_string"));
     expect(await post({ tools: [fn("n".repeat(129))] })).toEqual(tooLong("tools[0].name", 128, 129));
@@ -121,7 +196,10 @@ describe("offline model: the Responses API's field limits", () => {
       refused("Invalid value for 'tool_choice': 'tool_choice' is only allowed when 'tools' are specified.", "tool_choice"),
     );
     expect(await post({ parallel_tool_calls: false })).toEqual(
-      refused("Invalid value for 'parallel_tool_calls': 'parallel_tool_calls' is only allowed when 'tools' are specified.", "parallel_tool_calls"),
+      refused(
+        "Invalid value for 'parallel_tool_calls': 'parallel_tool_calls' is only allowed when 'tools' are specified.",
+        "parallel_tool_calls",
+      ),
     );
   });
 
@@ -134,16 +212,29 @@ describe("offline model: the Responses API's field limits", () => {
 
 describe("offline model: strict schemas (R23–R27)", () => {
   const format = (schema: unknown) => ({ text: { format: { type: "json_schema", name: "limit_probe", schema, strict: true } } });
-  const closed = (properties: Record<string, unknown>) => ({ type: "object", properties, required: Object.keys(properties), additionalProperties: false });
-  const nested = (levels: number): Record<string, unknown> => (levels === 1 ? closed({ leaf: { type: "string" } }) : closed({ next: nested(levels - 1) }));
-  const schemaRefused = (why: string) => refused(`Invalid schema for response_format 'limit_probe': ${why}`, "text.format.schema", "invalid_json_schema");
+  const closed = (properties: Record<string, unknown>) => ({
+    type: "object",
+    properties,
+    required: Object.keys(properties),
+    additionalProperties: false,
+  });
+  const nested = (levels: number): Record<string, unknown> =>
+    levels === 1 ? closed({ leaf: { type: "string" } }) : closed({ next: nested(levels - 1) });
+  const schemaRefused = (why: string) =>
+    refused(`Invalid schema for response_format 'limit_probe': ${why}`, "text.format.schema", "invalid_json_schema");
 
   it("R23: an open object, or a property left out of required", async () => {
     expect(await post(format({ type: "object", properties: { y: { type: "string" } }, required: ["y"] }))).toEqual(
       schemaRefused("In context=(), 'additionalProperties' is required to be supplied and to be false."),
     );
-    expect(await post(format(closed({ y: { type: "object", properties: { z: { type: "string" } }, required: [], additionalProperties: false } })))).toEqual(
-      schemaRefused("In context=('properties', 'y'), 'required' is required to be supplied and to be an array including every key in properties. Missing 'z'."),
+    expect(
+      await post(
+        format(closed({ y: { type: "object", properties: { z: { type: "string" } }, required: [], additionalProperties: false } })),
+      ),
+    ).toEqual(
+      schemaRefused(
+        "In context=('properties', 'y'), 'required' is required to be supplied and to be an array including every key in properties. Missing 'z'.",
+      ),
     );
   });
 
@@ -158,7 +249,10 @@ describe("offline model: strict schemas (R23–R27)", () => {
   });
 
   it("R26: more than 1000 enum values", async () => {
-    const schema = closed({ a: { type: "string", enum: Array.from({ length: 604 }, (_, i) => `a${i}`) }, b: { type: "string", enum: Array.from({ length: 604 }, (_, i) => `b${i}`) } });
+    const schema = closed({
+      a: { type: "string", enum: Array.from({ length: 604 }, (_, i) => `a${i}`) },
+      b: { type: "string", enum: Array.from({ length: 604 }, (_, i) => `b${i}`) },
+    });
     expect(await post(format(schema))).toEqual(
       schemaRefused(
         "Expected at most 1000 enum values in total within a single schema when using structured outputs, but received 1208. Consider reducing the number of enums, or use 'strict: false' to opt out of structured outputs.",
@@ -184,7 +278,11 @@ describe("offline model: strict schemas (R23–R27)", () => {
   it("a strict function tool is held to the same rules, named for the function", async () => {
     const tools = [{ type: "function", name: "glob", parameters: { type: "object", properties: {} }, strict: true }];
     expect(await post({ tools })).toEqual(
-      refused("Invalid schema for function 'glob': In context=(), 'additionalProperties' is required to be supplied and to be false.", "tools[0].parameters", "invalid_function_parameters"),
+      refused(
+        "Invalid schema for function 'glob': In context=(), 'additionalProperties' is required to be supplied and to be false.",
+        "tools[0].parameters",
+        "invalid_function_parameters",
+      ),
     );
     expect((await post({ tools: [{ ...tools[0], strict: false }] })).status).toBe(200);
   });
@@ -193,7 +291,11 @@ describe("offline model: strict schemas (R23–R27)", () => {
 describe("offline model: images and PDFs (R30, R31)", () => {
   it("an image over 30,000 patches at auto detail; low and high detail are scaled down", async () => {
     expect(await post({ input: userWith(image(pngOfSize(8000, 6000))) })).toEqual(
-      refused("The image you provided requires 47000 patches after processing, exceeding the limit of 30000. Please resize the image and try again.", "input", "invalid_value"),
+      refused(
+        "The image you provided requires 47000 patches after processing, exceeding the limit of 30000. Please resize the image and try again.",
+        "input",
+        "invalid_value",
+      ),
     );
     expect((await post({ input: userWith(image(pngOfSize(8000, 6000), "high")) })).status).toBe(200);
     expect((await post({ input: userWith(image(pngOfSize(5000, 6000))) })).status).toBe(200);
@@ -221,7 +323,11 @@ describe("offline model: images and PDFs (R30, R31)", () => {
   });
 
   it("more than 100 PDF pages in a request", async () => {
-    const file = (pages: number) => ({ type: "input_file", filename: "a.pdf", file_data: `data:application/pdf;base64,${pdfOfPages(pages)}` });
+    const file = (pages: number) => ({
+      type: "input_file",
+      filename: "a.pdf",
+      file_data: `data:application/pdf;base64,${pdfOfPages(pages)}`,
+    });
     expect(await post({ input: userWith(file(60), file(41)) })).toEqual(
       refused("Invalid 'input': too many PDF pages in one request. Expected at most 100, but got 101 instead.", "input", "invalid_value"),
     );

@@ -101,7 +101,10 @@ describe("offline model: OpenAI Responses", () => {
     const both = await openai.responses.stream({ model, input: parallelInput }).finalResponse();
     const calls = both.output.flatMap((item) => (item.type === "function_call" ? [item] : []));
     expect(calls.map((c) => c.name)).toEqual(["a", "b"]);
-    parallelInput.push(...calls, ...calls.map((c) => ({ type: "function_call_output" as const, call_id: c.call_id, output: c.name.toUpperCase() })));
+    parallelInput.push(
+      ...calls,
+      ...calls.map((c) => ({ type: "function_call_output" as const, call_id: c.call_id, output: c.name.toUpperCase() })),
+    );
     const final = await openai.responses.create({ model, input: parallelInput });
     expect(final.output_text).toBe("a returned: A\nb returned: B");
   });
@@ -109,9 +112,13 @@ describe("offline model: OpenAI Responses", () => {
   it("refuses sampling on a reasoning model and reasoning on another as unsupported parameters", async () => {
     const sampling = await rejection(client().openai.responses.create({ model: "o3", input: ask("hi"), temperature: 0.5 }));
     expect(sampling).toMatchObject({ status: 400, param: "temperature", code: "unsupported_parameter" });
-    const reasoning = await rejection(client().openai.responses.create({ model: "gpt-4.1", input: ask("hi"), reasoning: { effort: "low" } }));
+    const reasoning = await rejection(
+      client().openai.responses.create({ model: "gpt-4.1", input: ask("hi"), reasoning: { effort: "low" } }),
+    );
     expect(reasoning).toMatchObject({ status: 400, param: "reasoning.effort", code: "unsupported_parameter" });
-    expect((await client().openai.responses.create({ model: "o3", input: ask("hi"), reasoning: { effort: "low" } })).output_text).toBe("You said: hi");
+    expect((await client().openai.responses.create({ model: "o3", input: ask("hi"), reasoning: { effort: "low" } })).output_text).toBe(
+      "You said: hi",
+    );
   });
 
   it("fails attempts 1..N with the real error body, then answers", async () => {
@@ -124,7 +131,11 @@ describe("offline model: OpenAI Responses", () => {
     const ok = await client(2).openai.responses.create({ model, input });
     expect(ok.output_text).toBe("You said: hi");
 
-    const overloaded = await rejection(client(1).openai.responses.stream({ model, input: ask("[[fail 529 x3]]") }).finalResponse());
+    const overloaded = await rejection(
+      client(1)
+        .openai.responses.stream({ model, input: ask("[[fail 529 x3]]") })
+        .finalResponse(),
+    );
     expect(overloaded).toBeInstanceOf(InternalServerError);
     expect(overloaded instanceof InternalServerError && [overloaded.status, overloaded.headers.get("retry-after")]).toEqual([529, null]);
   });
@@ -183,9 +194,9 @@ describe("offline model: OpenAI Responses", () => {
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 50);
     const started = Date.now();
-    await expect(
-      openai.responses.create({ model, input: ask("[[slow 5000]] x") }, { signal: controller.signal }),
-    ).rejects.toBeInstanceOf(APIUserAbortError);
+    await expect(openai.responses.create({ model, input: ask("[[slow 5000]] x") }, { signal: controller.signal })).rejects.toBeInstanceOf(
+      APIUserAbortError,
+    );
     const stream = openai.responses.stream({ model, input: ask("[[slow 5000]] y") });
     setTimeout(() => stream.abort(), 50);
     await expect(stream.finalResponse()).rejects.toBeInstanceOf(APIUserAbortError);
@@ -230,9 +241,7 @@ describe("offline model: OpenAI Responses", () => {
 
   it("answers OpenAI's 400 to a malformed body", async () => {
     const post = (body: string) =>
-      handleMockModel(
-        new Request("http://mock.local/v1/responses", { method: "POST", body, headers: { authorization: "Bearer k" } }),
-      );
+      handleMockModel(new Request("http://mock.local/v1/responses", { method: "POST", body, headers: { authorization: "Bearer k" } }));
     const broken = await post("{oops");
     expect(broken.status).toBe(400);
     expect(await broken.json()).toMatchObject({ error: { type: "invalid_request_error", param: null, code: null } });
@@ -243,7 +252,9 @@ describe("offline model: OpenAI Responses", () => {
 
 /** The output items a client sends back as input: reasoning, messages and function calls. */
 const sentBack = (output: { type: string }[]) =>
-  output.flatMap((item) => (item.type === "reasoning" || item.type === "message" || item.type === "function_call" ? [item as ResponseInputItem] : []));
+  output.flatMap((item) =>
+    item.type === "reasoning" || item.type === "message" || item.type === "function_call" ? [item as ResponseInputItem] : [],
+  );
 
 describe("offline model: OpenAI Responses reasoning models", () => {
   const reasoner = "gpt-5-mini";
@@ -330,7 +341,12 @@ describe("offline model: OpenAI Responses refuses what OpenAI refuses", () => {
   /** A reasoning item the offline model made, followed by its message (what a first turn returns). */
   async function firstTurn() {
     const { openai } = client();
-    const response = await openai.responses.create({ model: "gpt-5-mini", input: "hi", store: false, include: ["reasoning.encrypted_content"] });
+    const response = await openai.responses.create({
+      model: "gpt-5-mini",
+      input: "hi",
+      store: false,
+      include: ["reasoning.encrypted_content"],
+    });
     const [reasoning, message] = response.output;
     if (reasoning?.type !== "reasoning" || message?.type !== "message") throw new Error("expected reasoning, then a message");
     return { reasoning, message };
@@ -353,7 +369,10 @@ describe("offline model: OpenAI Responses refuses what OpenAI refuses", () => {
   it("a reasoning item without its required following item, or before another item than its own", async () => {
     const { reasoning, message } = await firstTurn();
     const stateless = { store: false, include: ["reasoning.encrypted_content"] };
-    const withoutFollower = refusal(`Item '${reasoning.id}' of type 'reasoning' was provided without its required following item.`, "input");
+    const withoutFollower = refusal(
+      `Item '${reasoning.id}' of type 'reasoning' was provided without its required following item.`,
+      "input",
+    );
     // The id-less assistant message Agentry used to send after it.
     expect(await post({ ...stateless, input: [user, reasoning, { role: "assistant", content: "You said: hi" }, user] })).toEqual({
       status: 400,

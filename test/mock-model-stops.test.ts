@@ -50,7 +50,9 @@ describe("offline model: [[truncate]]", () => {
   it("Anthropic: a tool call cut mid-arguments streams partial input JSON and ends with max_tokens", async () => {
     const { anthropic } = anthropicClient();
     const messages = [{ role: "user" as const, content: `[[truncate]] ${weather}` }];
-    const events = await collect<RawMessageStreamEvent>(await anthropic.messages.create({ model, max_tokens: 1024, messages, stream: true }));
+    const events = await collect<RawMessageStreamEvent>(
+      await anthropic.messages.create({ model, max_tokens: 1024, messages, stream: true }),
+    );
     const json = events
       .flatMap((e) => (e.type === "content_block_delta" && e.delta.type === "input_json_delta" ? [e.delta.partial_json] : []))
       .join("");
@@ -68,7 +70,9 @@ describe("offline model: [[truncate]]", () => {
     expect(response.status).toBe("incomplete");
     expect(response.incomplete_details).toEqual({ reason: "max_output_tokens" });
     expect(response.completed_at).toBeNull();
-    expect(response.output).toMatchObject([{ type: "message", status: "incomplete", content: [{ type: "output_text", text: "You said: one " }] }]);
+    expect(response.output).toMatchObject([
+      { type: "message", status: "incomplete", content: [{ type: "output_text", text: "You said: one " }] },
+    ]);
     const events = await collect<ResponseStreamEvent>(await openai.responses.create({ model, input, stream: true }));
     expect(events.at(-1)?.type).toBe("response.incomplete");
     expect(events.map((e) => e.type)).not.toContain("response.completed");
@@ -100,7 +104,10 @@ describe("offline model: [[truncate]]", () => {
 
   it("Chat Completions: finish_reason length, the content or the tool call's arguments as far as they got", async () => {
     const { openai } = openaiClient();
-    const completion = await openai.chat.completions.create({ model, messages: [{ role: "user", content: "[[truncate 3]] one two three four" }] });
+    const completion = await openai.chat.completions.create({
+      model,
+      messages: [{ role: "user", content: "[[truncate 3]] one two three four" }],
+    });
     expect(completion.choices[0]).toMatchObject({ finish_reason: "length", message: { content: "You said: one " } });
     const chunks = await collect<ChatCompletionChunk>(
       await openai.chat.completions.create({ model, messages: [{ role: "user", content: `[[truncate]] ${weather}` }], stream: true }),
@@ -119,7 +126,9 @@ describe("offline model: [[refuse]]", () => {
     expect(message.stop_reason).toBe("refusal");
     expect(message.stop_details).toEqual({ type: "refusal", category: null, explanation: null });
     expect(message.content).toEqual([{ type: "text", text: "You said: one ", citations: null }]);
-    const events = await collect<RawMessageStreamEvent>(await anthropic.messages.create({ model, max_tokens: 1024, messages, stream: true }));
+    const events = await collect<RawMessageStreamEvent>(
+      await anthropic.messages.create({ model, max_tokens: 1024, messages, stream: true }),
+    );
     const delta = events.find((e) => e.type === "message_delta");
     expect(delta?.type === "message_delta" && delta.delta).toEqual({
       stop_reason: "refusal",
@@ -132,7 +141,9 @@ describe("offline model: [[refuse]]", () => {
     const { openai } = openaiClient();
     const response = await openai.responses.create({ model, input: "[[refuse]] one two" });
     expect(response.status).toBe("completed");
-    expect(response.output).toMatchObject([{ type: "message", status: "completed", content: [{ type: "refusal", refusal: REFUSAL_TEXT }] }]);
+    expect(response.output).toMatchObject([
+      { type: "message", status: "completed", content: [{ type: "refusal", refusal: REFUSAL_TEXT }] },
+    ]);
     const events = await collect<ResponseStreamEvent>(await openai.responses.create({ model, input: "[[refuse]] one two", stream: true }));
     const deltas = events.flatMap((e) => (e.type === "response.refusal.delta" ? [e.delta] : []));
     expect(deltas.join("")).toBe(REFUSAL_TEXT);

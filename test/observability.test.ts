@@ -13,7 +13,9 @@ const spies = (["log", "warn", "error"] as const).map((method) =>
     if (typeof line === "string" && line.startsWith("{")) lines.push(JSON.parse(line) as Record<string, unknown>);
   }),
 );
-afterAll(() => spies.forEach((spy) => spy.mockRestore()));
+afterAll(() => {
+  for (const spy of spies) spy.mockRestore();
+});
 
 const linesOf = (runId: string, event: string) => lines.filter((l) => l.run_id === runId && l.event === event);
 
@@ -65,7 +67,9 @@ describe("log lines", () => {
     const agent = await createAgent();
     const run = await runTurn(agent.id, { input: "[[fail 401 x1]] hi" });
     expect(run.status).toBe("error");
-    expect(linesOf(run.id, "run_finished")).toEqual([expect.objectContaining({ level: "warn", status: "error", error_type: run.error?.type })]);
+    expect(linesOf(run.id, "run_finished")).toEqual([
+      expect.objectContaining({ level: "warn", status: "error", error_type: run.error?.type }),
+    ]);
   });
 });
 

@@ -136,17 +136,24 @@ async function createStreamed(body: Record<string, unknown>, label: string): Pro
       return true;
     }
   });
-  expect(unparsable.map((f) => f.data), `${label}: data that is neither JSON nor [DONE]`).toEqual([]);
+  expect(
+    unparsable.map((f) => f.data),
+    `${label}: data that is neither JSON nor [DONE]`,
+  ).toEqual([]);
   const events = eventFrames.map((frame) => JSON.parse(frame.data) as StreamEvent);
 
   expectValidStreamEvents(events, { label, soft: true });
-  const mismatched = eventFrames.flatMap((frame, i) => (frame.event === events[i]?.type ? [] : [`event: ${frame.event} / type: ${events[i]?.type}`]));
+  const mismatched = eventFrames.flatMap((frame, i) =>
+    frame.event === events[i]?.type ? [] : [`event: ${frame.event} / type: ${events[i]?.type}`],
+  );
   expect.soft(mismatched, `${label}: the event field MUST match the type in the event body`).toEqual([]);
   const seqs = events.map((e) => e.sequence_number);
-  expect.soft(
-    seqs.every((seq, i) => i === 0 || seq > (seqs[i - 1] as number)),
-    `${label}: sequence_number increases (${seqs.join(",")})`,
-  ).toBe(true);
+  expect
+    .soft(
+      seqs.every((seq, i) => i === 0 || seq > (seqs[i - 1] as number)),
+      `${label}: sequence_number increases (${seqs.join(",")})`,
+    )
+    .toBe(true);
   expect.soft(events[0]?.type, `${label}: first event`).toBe("response.created");
   expect.soft(TERMINAL, `${label}: last event ${events.at(-1)?.type} is a terminal response event`).toContain(events.at(-1)?.type);
   expect.soft(frames.at(-1)?.data.slice(0, 80), `${label}: the terminal event MUST be the literal string [DONE]`).toBe("[DONE]");
@@ -200,7 +207,10 @@ describe("Open Responses compliance (the suite's HTTP cases)", () => {
 
   it("streaming-response: SSE events that each match their schema, ending with a completed response", async () => {
     const agent = await createAgent();
-    const { events, final } = await createStreamed({ model: agent.id, input: [message("user", "Count from 1 to 5.")] }, "streaming-response");
+    const { events, final } = await createStreamed(
+      { model: agent.id, input: [message("user", "Count from 1 to 5.")] },
+      "streaming-response",
+    );
     expect.soft(events.at(-1)?.type).toBe("response.completed");
     expect.soft(final.status, "streaming-response: final status").toBe("completed");
     expect(expectMessageLifecycle(events, "streaming-response")).toBe("You said: Count from 1 to 5.");
@@ -253,7 +263,10 @@ describe("Open Responses compliance (the suite's HTTP cases)", () => {
     expect.soft(argsDone?.arguments, "arguments.done = the deltas").toBe(deltas.map((e) => e.delta).join(""));
     expect.soft(itemDone?.item?.arguments, "output_item.done arguments = arguments.done").toBe(argsDone?.arguments);
     expect(JSON.parse(argsDone?.arguments ?? "null")).toEqual({ location: "San Francisco, CA" });
-    expect(final.output.find((item) => item.type === "function_call")).toMatchObject({ name: "get_weather", call_id: itemDone?.item?.call_id });
+    expect(final.output.find((item) => item.type === "function_call")).toMatchObject({
+      name: "get_weather",
+      call_id: itemDone?.item?.call_id,
+    });
   });
 
   it("function-call-roundtrip: a forced function_call, then its function_call_output with previous_response_id", async () => {
@@ -308,7 +321,11 @@ describe("Open Responses compliance (the suite's HTTP cases)", () => {
         input: [
           message("user", [
             { type: "input_text", text: "Read the attached file and answer with its title only." },
-            { type: "input_file", filename: "compliance-fixture.pdf", file_data: `data:application/pdf;base64,${tinyPdf("Title: Compliance Fixture")}` },
+            {
+              type: "input_file",
+              filename: "compliance-fixture.pdf",
+              file_data: `data:application/pdf;base64,${tinyPdf("Title: Compliance Fixture")}`,
+            },
           ]),
         ],
       },
@@ -337,7 +354,10 @@ describe("Open Responses compliance (the suite's HTTP cases)", () => {
 
   it("previous-response-id: a second response chained to the first", async () => {
     const agent = await createAgent();
-    const first = await create({ model: agent.id, input: "Remember this code word: papaya. Reply with only OK." }, "previous-response-id (first)");
+    const first = await create(
+      { model: agent.id, input: "Remember this code word: papaya. Reply with only OK." },
+      "previous-response-id (first)",
+    );
     expectCompletedWithOutput(first, "previous-response-id (first)");
     const second = await create(
       { model: agent.id, previous_response_id: first.id, input: "What code word did I ask you to remember?" },

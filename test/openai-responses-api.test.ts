@@ -15,7 +15,14 @@ describe("POST /v1/responses with the official openai SDK", () => {
       model: agent.id,
       error: null,
       metadata: { ticket: "42" },
-      output: [{ type: "message", role: "assistant", status: "completed", content: [{ type: "output_text", text: "You said: hello there", annotations: [] }] }],
+      output: [
+        {
+          type: "message",
+          role: "assistant",
+          status: "completed",
+          content: [{ type: "output_text", text: "You said: hello there", annotations: [] }],
+        },
+      ],
     });
     expect(response.output_text).toBe("You said: hello there");
     expect(response.id).toMatch(/^run_/);
@@ -23,7 +30,10 @@ describe("POST /v1/responses with the official openai SDK", () => {
     expect(response.usage?.output_tokens).toBe(Math.ceil("You said: hello there".length / 4));
     expect(response.usage?.total_tokens).toBe((response.usage?.input_tokens ?? 0) + (response.usage?.output_tokens ?? 0));
 
-    const run = await (await api(`/v1/agents/${agent.id}/runs/${response.id}`)).json<{ session_id: string; metrics: { input_tokens: number } }>();
+    const run = await (await api(`/v1/agents/${agent.id}/runs/${response.id}`)).json<{
+      session_id: string;
+      metrics: { input_tokens: number };
+    }>();
     expect(response.usage?.input_tokens).toBe(run.metrics.input_tokens);
     expect(response.conversation).toEqual({ id: run.session_id });
 
@@ -49,9 +59,17 @@ describe("POST /v1/responses with the official openai SDK", () => {
       [{ top_logprobs: 5 }, "top_logprobs", "log probabilities are not served"],
       [{ input: [{ type: "web_search_call", id: "ws_1", status: "completed" }] }, "input[0].type", "web_search_call items are not served"],
       [{ input: [{ role: "user", content: [{ type: "input_image", file_id: "file_1" }] }] }, "input[0].content[0].file_id", "no Files API"],
-      [{ temperature: 0.5 }, "temperature", "is not taken by provider mock: Anthropic's Messages API (version 2026-10-21) has no sampling settings"],
+      [
+        { temperature: 0.5 },
+        "temperature",
+        "is not taken by provider mock: Anthropic's Messages API (version 2026-10-21) has no sampling settings",
+      ],
       [{ unknown_field: 1 }, "unknown_field", "unknown field"],
-      [{ tools: [{ type: "function", name: "f", parameters: { type: "object", properties: { a: { type: "strng" } } } }] }, "tools[0].parameters", "properties.a.type is not valid JSON Schema"],
+      [
+        { tools: [{ type: "function", name: "f", parameters: { type: "object", properties: { a: { type: "strng" } } } }] },
+        "tools[0].parameters",
+        "properties.a.type is not valid JSON Schema",
+      ],
     ];
     for (const [fields, param, reason] of refusals) {
       const error = await client.responses.create({ model: agent.id, input: "hi", ...fields } as never).catch((e: unknown) => e);
@@ -71,9 +89,15 @@ describe("POST /v1/responses with the official openai SDK", () => {
     const client = agentryOpenAI();
     await expect(client.responses.create({ model: "no-such-agent", input: "hi" })).rejects.toBeInstanceOf(OpenAI.NotFoundError);
     await expect(client.responses.retrieve("run_nothing")).rejects.toBeInstanceOf(OpenAI.NotFoundError);
-    const unauthorized = await agentryOpenAI("wrong-key").responses.retrieve("run_nothing").catch((e: unknown) => e);
+    const unauthorized = await agentryOpenAI("wrong-key")
+      .responses.retrieve("run_nothing")
+      .catch((e: unknown) => e);
     expect(unauthorized).toBeInstanceOf(OpenAI.AuthenticationError);
-    expect((unauthorized as InstanceType<typeof OpenAI.AuthenticationError>).error).toMatchObject({ type: "invalid_request_error", code: "invalid_api_key", param: null });
+    expect((unauthorized as InstanceType<typeof OpenAI.AuthenticationError>).error).toMatchObject({
+      type: "invalid_request_error",
+      code: "invalid_api_key",
+      param: null,
+    });
   });
 
   it("keeps another tenant's responses out of reach", async () => {

@@ -24,7 +24,9 @@ describe("content of /v1/responses", () => {
       .responses.create({ model: agent.id, input: "x", text: { format: { type: "json_schema", name: "n", schema: { type: "string" } } } })
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(OpenAI.BadRequestError);
-    expect((error as InstanceType<typeof OpenAI.BadRequestError>).error).toMatchObject({ param: expect.stringMatching(/^text\.format\.schema/) });
+    expect((error as InstanceType<typeof OpenAI.BadRequestError>).error).toMatchObject({
+      param: expect.stringMatching(/^text\.format\.schema/),
+    });
   });
 
   it("stores an input_image data URL as the turn's image", async () => {
@@ -57,7 +59,15 @@ describe("GET /v1/responses/{id}/input_items", () => {
     const client = agentryOpenAI();
     const response = await client.responses.create({
       model: agent.id,
-      input: [{ role: "user", content: [{ type: "input_text", text: "look" }, { type: "input_image", image_url: `data:image/png;base64,${TINY_PNG}`, detail: "auto" }] }],
+      input: [
+        {
+          role: "user",
+          content: [
+            { type: "input_text", text: "look" },
+            { type: "input_image", image_url: `data:image/png;base64,${TINY_PNG}`, detail: "auto" },
+          ],
+        },
+      ],
     });
     const items = [];
     for await (const item of client.responses.inputItems.list(response.id)) items.push(item);

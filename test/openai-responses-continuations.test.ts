@@ -4,7 +4,12 @@ import { api, createAgent } from "./support/http";
 import { agentryOpenAI } from "./support/openai-sdk";
 import type { Run, RunEvent } from "./support/runs";
 
-const weather: FunctionTool = { type: "function", name: "get_weather", parameters: { type: "object", properties: { city: { type: "string" } } }, strict: false };
+const weather: FunctionTool = {
+  type: "function",
+  name: "get_weather",
+  parameters: { type: "object", properties: { city: { type: "string" } } },
+  strict: false,
+};
 const ASK = '[[tool get_weather {"city":"Paris"}]] weather?';
 
 const collect = async (stream: AsyncIterable<ResponseStreamEvent>) => {
@@ -12,7 +17,8 @@ const collect = async (stream: AsyncIterable<ResponseStreamEvent>) => {
   for await (const event of stream) events.push(event);
   return events;
 };
-const deltasOf = (events: ResponseStreamEvent[]) => events.flatMap((e) => (e.type === "response.output_text.delta" ? [e.delta] : [])).join("");
+const deltasOf = (events: ResponseStreamEvent[]) =>
+  events.flatMap((e) => (e.type === "response.output_text.delta" ? [e.delta] : [])).join("");
 const callOf = (output: ResponseOutputItem[]) => {
   const call = output.find((item) => item.type === "function_call");
   if (call?.type !== "function_call") throw new Error("expected a function_call item");
@@ -26,10 +32,19 @@ describe("continuations of a paused response", () => {
     const client = agentryOpenAI();
     const asked = await client.responses.create({ model: agent.id, input: ASK, tools: [weather] });
     const paused = await collect(await client.responses.retrieve(asked.id, { stream: true }));
-    expect(paused.at(-1)).toMatchObject({ type: "response.completed", response: { status: "completed", output: [{ type: "function_call", name: "get_weather" }] } });
+    expect(paused.at(-1)).toMatchObject({
+      type: "response.completed",
+      response: { status: "completed", output: [{ type: "function_call", name: "get_weather" }] },
+    });
 
     const events = await collect(
-      await client.responses.create({ model: agent.id, previous_response_id: asked.id, input: answer(callOf(asked.output)), tools: [weather], stream: true }),
+      await client.responses.create({
+        model: agent.id,
+        previous_response_id: asked.id,
+        input: answer(callOf(asked.output)),
+        tools: [weather],
+        stream: true,
+      }),
     );
     const first = paused.length;
     expect(events.map((e) => e.sequence_number)).toEqual(events.map((_, i) => first + i));
@@ -74,14 +89,24 @@ describe("continuations of a paused response", () => {
     expect([...first, ...resumed].map((e) => [e.sequence_number, e.type])).toEqual(whole.map((e) => [e.sequence_number, e.type]));
     const end = resumed.at(-1);
     if (end?.type !== "response.completed") throw new Error("expected the stream to end with response.completed");
-    expect(end.response.output).toEqual([expect.objectContaining({ type: "function_call", name: "get_weather", arguments: '{"city":"Paris"}' })]);
+    expect(end.response.output).toEqual([
+      expect.objectContaining({ type: "function_call", name: "get_weather", arguments: '{"city":"Paris"}' }),
+    ]);
     expect(resumed.filter((e) => e.type === "response.function_call_arguments.done")).toHaveLength(1);
 
     // Once the run has gone on, the paused stretch still reads the same, and still ends at its pause.
-    await client.responses.create({ model: agent.id, previous_response_id: id, input: answer(callOf(end.response.output)), tools: [weather] });
+    await client.responses.create({
+      model: agent.id,
+      previous_response_id: id,
+      input: answer(callOf(end.response.output)),
+      tools: [weather],
+    });
     const again = await collect(await client.responses.retrieve(id, { stream: true, starting_after: 2 }));
     expect(again.map((e) => [e.sequence_number, e.type])).toEqual(resumed.map((e) => [e.sequence_number, e.type]));
-    expect(again.at(-1)).toMatchObject({ type: "response.completed", response: { output: [{ type: "function_call", call_id: callOf(end.response.output) }] } });
+    expect(again.at(-1)).toMatchObject({
+      type: "response.completed",
+      response: { output: [{ type: "function_call", call_id: callOf(end.response.output) }] },
+    });
   });
 
   it("answers a retried function_call_output request with the same Idempotency-Key with the same response, continuing nothing twice", async () => {
@@ -107,7 +132,13 @@ describe("continuations of a paused response", () => {
     const agent = await createAgent();
     const client = agentryOpenAI();
     const asked = await client.responses.create({ model: agent.id, input: ASK, tools: [weather] });
-    const body = { model: agent.id, previous_response_id: asked.id, input: answer(callOf(asked.output)), tools: [weather], stream: true as const };
+    const body = {
+      model: agent.id,
+      previous_response_id: asked.id,
+      input: answer(callOf(asked.output)),
+      tools: [weather],
+      stream: true as const,
+    };
     const headers = { "Idempotency-Key": `continue-stream-${crypto.randomUUID()}` };
     const first = await collect(await client.responses.create(body, { headers }));
     const retried = await collect(await client.responses.create(body, { headers }));

@@ -27,9 +27,15 @@ describe("DELETE /v1/responses/{id}", () => {
       () => client.responses.create({ model: agent.id, input: "and then?", previous_response_id: first.id }),
     ];
     for (const request of gone) {
-      const error = await request().then(() => null, (e: unknown) => e);
+      const error = await request().then(
+        () => null,
+        (e: unknown) => e,
+      );
       expect(error).toBeInstanceOf(OpenAI.NotFoundError);
-      expect((error as InstanceType<typeof OpenAI.NotFoundError>).error).toMatchObject({ type: "invalid_request_error", code: "not_found" });
+      expect((error as InstanceType<typeof OpenAI.NotFoundError>).error).toMatchObject({
+        type: "invalid_request_error",
+        code: "not_found",
+      });
     }
 
     // The run and the session's transcript stay: Agentry's own API shows them, and the conversation goes on.
@@ -60,7 +66,10 @@ describe("DELETE /v1/responses/{id}", () => {
     const held = await holdRunQueue(conversation);
     const queued = await client.responses.create({ model: agent.id, input: "later", conversation, background: true });
     sent.length = 0;
-    const error = await client.responses.delete(queued.id).then(() => null, (e: unknown) => e);
+    const error = await client.responses.delete(queued.id).then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect(error).toBeInstanceOf(OpenAI.ConflictError);
     expect((error as InstanceType<typeof OpenAI.ConflictError>).error).toMatchObject({ code: "response_active" });
     expect(sent).toEqual([`DELETE /v1/responses/${queued.id}`]);
@@ -76,7 +85,10 @@ describe("DELETE /v1/responses/{id}", () => {
     const client = agentryOpenAI();
     const tool = { type: "function" as const, name: "lookup", parameters: { type: "object", properties: {} }, strict: false };
     const asked = await client.responses.create({ model: agent.id, input: "[[tool lookup {}]] look", tools: [tool] });
-    const error = await client.responses.delete(asked.id).then(() => null, (e: unknown) => e);
+    const error = await client.responses.delete(asked.id).then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect(error).toBeInstanceOf(OpenAI.ConflictError);
     expect((error as InstanceType<typeof OpenAI.ConflictError>).message).toMatch(/waits for its function call outputs/);
   });

@@ -15,7 +15,11 @@ const messagesOf = (events: ResponseStreamEvent[]) =>
 
 /** What a client keeps of the deltas: those of the items that did not end `incomplete` (voided). */
 function keptText(events: ResponseStreamEvent[]): string {
-  const voided = new Set(events.flatMap((e) => (e.type === "response.output_item.done" && e.item.type === "message" && e.item.status === "incomplete" ? [e.item.id] : [])));
+  const voided = new Set(
+    events.flatMap((e) =>
+      e.type === "response.output_item.done" && e.item.type === "message" && e.item.status === "incomplete" ? [e.item.id] : [],
+    ),
+  );
   return events.flatMap((e) => (e.type === "response.output_text.delta" && !voided.has(e.item_id) ? [e.delta] : [])).join("");
 }
 
@@ -24,7 +28,8 @@ describe("a retried model call in a streamed response", () => {
     const agent = await createAgent(retrying);
     const client = agentryOpenAI();
     const events: ResponseStreamEvent[] = [];
-    for await (const event of await client.responses.create({ model: agent.id, input: "[[cut]] cut me off", stream: true })) events.push(event);
+    for await (const event of await client.responses.create({ model: agent.id, input: "[[cut]] cut me off", stream: true }))
+      events.push(event);
     const messages = messagesOf(events);
     expect(messages.map(([status]) => status)).toEqual(["incomplete", "completed"]);
     expect(messages[1]).toEqual(["completed", "You said: cut me off"]);
@@ -46,7 +51,8 @@ describe("a retried model call in a streamed response", () => {
   it("streams nothing void when the provider fails before its first token", async () => {
     const agent = await createAgent(retrying);
     const events: ResponseStreamEvent[] = [];
-    for await (const event of await agentryOpenAI().responses.create({ model: agent.id, input: "[[fail 500 x1]] try again", stream: true })) events.push(event);
+    for await (const event of await agentryOpenAI().responses.create({ model: agent.id, input: "[[fail 500 x1]] try again", stream: true }))
+      events.push(event);
     expect(messagesOf(events)).toEqual([["completed", "You said: try again"]]);
     expect(events.at(-1)?.type).toBe("response.completed");
   });

@@ -64,7 +64,11 @@ describe("the agent's own tools as output items", () => {
     const agent = await createAgent(clock);
     const client = agentryOpenAI();
     const weather = { type: "function" as const, name: "get_weather", parameters: { type: "object", properties: {} }, strict: false };
-    const asked = await client.responses.create({ model: agent.id, input: "[[tool current_time {}]] [[tool get_weather {}]] both", tools: [weather] });
+    const asked = await client.responses.create({
+      model: agent.id,
+      input: "[[tool current_time {}]] [[tool get_weather {}]] both",
+      tools: [weather],
+    });
     expect(asked.output.map((item) => [item.type, "name" in item ? item.name : null])).toEqual([
       ["function_call", "current_time"],
       ["function_call_output", null],

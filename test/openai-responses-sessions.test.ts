@@ -8,7 +8,13 @@ import { runTurn, transcriptOf, type Run } from "./support/runs";
 
 /** An agent on the Responses adapter against the strict offline model; `gpt-5-mini` reasons. */
 const responsesAgent = (fields: Record<string, unknown> = {}) =>
-  createAgent({ provider: "openai", base_url: "mock:", model: "gpt-5-mini", tools: [{ type: "builtin", name: "current_time" }], ...fields });
+  createAgent({
+    provider: "openai",
+    base_url: "mock:",
+    model: "gpt-5-mini",
+    tools: [{ type: "builtin", name: "current_time" }],
+    ...fields,
+  });
 const patchAgent = (id: string, body: Record<string, unknown>) => api(`/v1/agents/${id}`, { method: "PATCH", body });
 const blocksOf = (messages: Awaited<ReturnType<typeof transcriptOf>>, role: string) =>
   messages.filter((m) => m.role === role).map((m) => m.content);
@@ -23,7 +29,10 @@ describe("Responses sessions on a reasoning model", () => {
     const second = await runTurn(agent.id, { input: "and now?", session_id: first.session_id });
     expect(second).toMatchObject({ status: "completed", output: "You said: and now?" });
     const third = await runTurn(agent.id, {
-      input: [{ type: "text", text: "[[tool current_time {}]] once more" }, { type: "image", media_type: "image/png", data: TINY_PNG }],
+      input: [
+        { type: "text", text: "[[tool current_time {}]] once more" },
+        { type: "image", media_type: "image/png", data: TINY_PNG },
+      ],
       session_id: first.session_id,
     });
     expect(third.status).toBe("completed");
@@ -41,7 +50,10 @@ describe("Responses sessions on a reasoning model", () => {
       ["reasoning", "text"],
     ]);
     const [, answer] = assistant[1]!;
-    expect(assistant[1]![0]).toMatchObject({ provider: "openai", provider_data: { id: expect.stringMatching(/^rs_/), encrypted_content: expect.stringMatching(/^gAAAAA/) } });
+    expect(assistant[1]![0]).toMatchObject({
+      provider: "openai",
+      provider_data: { id: expect.stringMatching(/^rs_/), encrypted_content: expect.stringMatching(/^gAAAAA/) },
+    });
     expect(answer).toMatchObject({ type: "text", provider_data: { id: expect.stringMatching(/^msg_/) } });
   });
 
@@ -88,7 +100,11 @@ describe("Responses sessions on a reasoning model", () => {
     expect(run.status).toBe("completed");
     const checkpoints = (await (await api(`/v1/agents/${agent.id}/runs/${run.id}/checkpoints`)).json<{ data: { id: string }[] }>()).data;
     expect((await patchAgent(agent.id, { provider: "anthropic", model: "claude-sonnet-4-5" })).status).toBe(200);
-    const fork = await (await api(`/v1/agents/${agent.id}/runs/${run.id}/continue`, { body: { continue_from: checkpoints[0]!.id, input: "[[tool current_time {}]] on anthropic" } })).json<Run>();
+    const fork = await (
+      await api(`/v1/agents/${agent.id}/runs/${run.id}/continue`, {
+        body: { continue_from: checkpoints[0]!.id, input: "[[tool current_time {}]] on anthropic" },
+      })
+    ).json<Run>();
     expect(fork).toMatchObject({ status: "completed", parent_run_id: run.id });
     expect(fork.output).toMatch(/^You said: on anthropic\ncurrent_time returned: /);
 
@@ -122,13 +138,30 @@ describe("Responses input from the neutral transcript", () => {
     provider: "openai",
     provider_data: { id, summary: [], ...(encrypted ? { encrypted_content: encrypted } : {}) },
   });
-  const said = (text: string, id: string, phase?: string): Block => ({ type: "text", text, provider_data: { id, ...(phase ? { phase } : {}) } });
-  const called = (callId: string, id: string): Block => ({ type: "tool_call", tool_call_id: callId, name: "get_time", arguments: {}, provider_data: { id } });
+  const said = (text: string, id: string, phase?: string): Block => ({
+    type: "text",
+    text,
+    provider_data: { id, ...(phase ? { phase } : {}) },
+  });
+  const called = (callId: string, id: string): Block => ({
+    type: "tool_call",
+    tool_call_id: callId,
+    name: "get_time",
+    arguments: {},
+    provider_data: { id },
+  });
   const history: Message[] = [
     { role: "user", content: [{ type: "text", text: "hi" }] },
     { role: "assistant", content: [rs("rs_1", "gAAAAAB1"), said("one", "msg_1", "final_answer"), said("two", "msg_1", "final_answer")] },
     { role: "user", content: [{ type: "text", text: "time?" }] },
-    { role: "assistant", content: [{ type: "reasoning", text: "claude", provider: "anthropic", provider_data: { signature: "s" } }, rs("rs_2", "gAAAAAB2"), called("call_2", "fc_2")] },
+    {
+      role: "assistant",
+      content: [
+        { type: "reasoning", text: "claude", provider: "anthropic", provider_data: { signature: "s" } },
+        rs("rs_2", "gAAAAAB2"),
+        called("call_2", "fc_2"),
+      ],
+    },
     { role: "tool", content: [{ type: "tool_result", tool_call_id: "call_2", output: "noon", is_error: false }] },
     // Stored before requests were stateless: no encrypted content to send back.
     { role: "assistant", content: [rs("rs_3"), said("three", "msg_3")] },
@@ -162,6 +195,8 @@ describe("Responses input from the neutral transcript", () => {
     expect(items[3]).toEqual({ type: "function_call", call_id: "call_2", name: "get_time", arguments: "{}" });
     // A cancelled step's call is not sent (src/session/transcript/message-parts.ts): its reasoning goes with it.
     const cancelled: Message[] = [history[0]!, { role: "assistant", content: [rs("rs_4", "gAAAAAB4")] }];
-    expect(toResponsesInput(cancelled, {}, { reasoning: true })).toEqual([{ type: "message", role: "user", content: [{ type: "input_text", text: "hi" }] }]);
+    expect(toResponsesInput(cancelled, {}, { reasoning: true })).toEqual([
+      { type: "message", role: "user", content: [{ type: "input_text", text: "hi" }] },
+    ]);
   });
 });

@@ -8,7 +8,8 @@ const collect = async (stream: AsyncIterable<ResponseStreamEvent>) => {
   for await (const event of stream) events.push(event);
   return events;
 };
-const deltasOf = (events: ResponseStreamEvent[]) => events.flatMap((e) => (e.type === "response.output_text.delta" ? [e.delta] : [])).join("");
+const deltasOf = (events: ResponseStreamEvent[]) =>
+  events.flatMap((e) => (e.type === "response.output_text.delta" ? [e.delta] : [])).join("");
 
 describe("streamed responses", () => {
   it("streams the Responses event types, numbered from 0, to response.completed", async () => {
@@ -29,7 +30,10 @@ describe("streamed responses", () => {
     expect(deltasOf(events)).toBe("You said: stream these words");
     const completed = events.at(-1);
     if (completed?.type !== "response.completed") throw new Error("expected response.completed last");
-    expect(completed.response).toMatchObject({ status: "completed", output: [{ type: "message", content: [{ type: "output_text", text: "You said: stream these words" }] }] });
+    expect(completed.response).toMatchObject({
+      status: "completed",
+      output: [{ type: "message", content: [{ type: "output_text", text: "You said: stream these words" }] }],
+    });
     expect(completed.response.usage?.output_tokens).toBeGreaterThan(0);
   });
 

@@ -16,7 +16,11 @@ describe("client function tools over /v1/responses", () => {
   it("ends a response with function_call items, then continues it with function_call_output and previous_response_id", async () => {
     const agent = await createAgent();
     const client = agentryOpenAI();
-    const asked = await client.responses.create({ model: agent.id, input: '[[tool get_weather {"city":"Paris"}]] weather?', tools: [weather] });
+    const asked = await client.responses.create({
+      model: agent.id,
+      input: '[[tool get_weather {"city":"Paris"}]] weather?',
+      tools: [weather],
+    });
     expect(asked.status).toBe("completed");
     expect(asked.output).toHaveLength(1);
     const [call] = asked.output;
@@ -62,7 +66,12 @@ describe("client function tools over /v1/responses", () => {
 
   it("refuses request tools that bring an OpenAI agent over the 128 tools OpenAI takes, and runs nothing", async () => {
     const tool = (name: string) => ({ type: "client", name, parameters: { type: "object", properties: {} } });
-    const agent = await createAgent({ provider: "openai", model: "gpt-4.1", base_url: "mock:", tools: Array.from({ length: 100 }, (_, i) => tool(`agent_${i}`)) });
+    const agent = await createAgent({
+      provider: "openai",
+      model: "gpt-4.1",
+      base_url: "mock:",
+      tools: Array.from({ length: 100 }, (_, i) => tool(`agent_${i}`)),
+    });
     const client = agentryOpenAI();
     const tools = Array.from({ length: 29 }, (_, i) => ({ ...weather, name: `request_${i}` }));
     const error = await client.responses.create({ model: agent.id, input: "hi", tools }).catch((e: unknown) => e);

@@ -22,9 +22,12 @@ describe("multi-turn conversations over /v1/responses", () => {
     expect([second.conversation, third.conversation]).toEqual([{ id: sessionId }, { id: sessionId }]);
     const transcript = await transcriptOf(sessionId);
     expect(transcript.map((m) => [m.role, m.run_id])).toEqual([
-      ["user", first.id], ["assistant", first.id],
-      ["user", second.id], ["assistant", second.id],
-      ["user", third.id], ["assistant", third.id],
+      ["user", first.id],
+      ["assistant", first.id],
+      ["user", second.id],
+      ["assistant", second.id],
+      ["user", third.id],
+      ["assistant", third.id],
     ]);
   });
 
@@ -42,10 +45,14 @@ describe("multi-turn conversations over /v1/responses", () => {
     const agent = await createAgent();
     const client = agentryOpenAI();
     const first = await client.responses.create({ model: agent.id, input: "one" });
-    const both = await client.responses.create({ model: agent.id, input: "x", previous_response_id: first.id, conversation: "c" }).catch((e: unknown) => e);
+    const both = await client.responses
+      .create({ model: agent.id, input: "x", previous_response_id: first.id, conversation: "c" })
+      .catch((e: unknown) => e);
     expect(both).toBeInstanceOf(OpenAI.BadRequestError);
     expect((both as InstanceType<typeof OpenAI.BadRequestError>).error).toMatchObject({ param: "conversation" });
-    await expect(client.responses.create({ model: agent.id, input: "x", previous_response_id: "run_unknown" })).rejects.toBeInstanceOf(OpenAI.NotFoundError);
+    await expect(client.responses.create({ model: agent.id, input: "x", previous_response_id: "run_unknown" })).rejects.toBeInstanceOf(
+      OpenAI.NotFoundError,
+    );
     expect((await transcriptOf(await sessionOfRun(agent.id, first.id))).length).toBe(2);
   });
 
@@ -55,7 +62,9 @@ describe("multi-turn conversations over /v1/responses", () => {
     const held = new SseReader(await postRun(agent.id, { input: `${HOLD_MODEL} busy`, session_id: conversation, stream: true }));
     const [started] = await held.until("model_request_started");
     const sent: string[] = [];
-    const error = await agentryOpenAI(undefined, sent).responses.create({ model: agent.id, input: "now", conversation }).catch((e: unknown) => e);
+    const error = await agentryOpenAI(undefined, sent)
+      .responses.create({ model: agent.id, input: "now", conversation })
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(OpenAI.ConflictError);
     const conflict = error as InstanceType<typeof OpenAI.ConflictError>;
     expect(conflict.status).toBe(409);
@@ -82,8 +91,10 @@ describe("multi-turn conversations over /v1/responses", () => {
     // The second model call carried the first turn: it is larger than the same turn in a new session.
     expect(second.usage?.input_tokens).toBeGreaterThan(fresh.usage?.input_tokens ?? 0);
     expect((await transcriptOf(sessionId)).map((m) => [m.role, m.run_id])).toEqual([
-      ["user", first.id], ["assistant", first.id],
-      ["user", second.id], ["assistant", second.id],
+      ["user", first.id],
+      ["assistant", first.id],
+      ["user", second.id],
+      ["assistant", second.id],
     ]);
   });
 });

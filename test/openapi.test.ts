@@ -6,7 +6,10 @@ type Operation = { requestBody?: { content: Record<string, { schema: { $ref?: st
 type Document = {
   openapi: string;
   paths: Record<string, Record<string, Operation>>;
-  components: { schemas: Record<string, { properties?: Record<string, unknown>; required?: string[] }>; securitySchemes: Record<string, unknown> };
+  components: {
+    schemas: Record<string, { properties?: Record<string, unknown>; required?: string[] }>;
+    securitySchemes: Record<string, unknown>;
+  };
 };
 
 async function openapiDocument(): Promise<Document> {
@@ -39,7 +42,20 @@ describe("GET /openapi.json", () => {
     expect(Object.keys(keyCreate?.properties ?? {}).sort()).toEqual(["name", "tenant"]);
     const agentCreate = schemaOf(document, document.paths["/v1/agents"]?.post);
     expect(Object.keys(agentCreate?.properties ?? {})).toEqual(
-      expect.arrayContaining(["id", "name", "provider", "model", "base_url", "instructions", "tools", "output_schema", "retries", "max_steps", "compaction", "metadata"]),
+      expect.arrayContaining([
+        "id",
+        "name",
+        "provider",
+        "model",
+        "base_url",
+        "instructions",
+        "tools",
+        "output_schema",
+        "retries",
+        "max_steps",
+        "compaction",
+        "metadata",
+      ]),
     );
     expect(agentCreate?.required?.sort()).toEqual(["model", "provider"]);
     const agentPatch = schemaOf(document, document.paths["/v1/agents/{agent_id}"]?.patch);
@@ -123,7 +139,9 @@ describe("GET /openapi.json for client generators", () => {
     const document = await (await api("/openapi.json", {}, null)).json<FullDocument>();
     return {
       document,
-      list: Object.entries(document.paths).flatMap(([path, ops]) => Object.entries(ops).map(([method, operation]) => ({ path, method, operation }))),
+      list: Object.entries(document.paths).flatMap(([path, ops]) =>
+        Object.entries(ops).map(([method, operation]) => ({ path, method, operation })),
+      ),
     };
   };
 
@@ -153,7 +171,9 @@ describe("GET /openapi.json for client generators", () => {
     const { document } = await operations();
     const createRun = document.paths["/v1/agents/{agent_id}/runs"]?.post;
     expect(createRun?.parameters).toContainEqual(expect.objectContaining({ name: "idempotency-key", in: "header" }));
-    expect(document.paths["/v1/agents"]?.post?.parameters).toContainEqual(expect.objectContaining({ name: "idempotency-key", in: "header" }));
+    expect(document.paths["/v1/agents"]?.post?.parameters).toContainEqual(
+      expect.objectContaining({ name: "idempotency-key", in: "header" }),
+    );
     const events = document.paths["/v1/agents/{agent_id}/runs/{run_id}/events"]?.get;
     expect(events?.parameters).toContainEqual(expect.objectContaining({ name: "last-event-id", in: "header" }));
     expect(document.components.schemas.Error?.properties?.error?.properties?.type?.enum).toEqual(
@@ -166,9 +186,21 @@ describe("GET /openapi.json for client generators", () => {
 
 describe("GET /openapi.json counts", () => {
   it("types token counts and call counts as integers", async () => {
-    const document = await (await api("/openapi.json", {}, null)).json<{ components: { schemas: Record<string, { properties: Record<string, { type?: string }> }> } }>();
+    const document = await (await api("/openapi.json", {}, null)).json<{
+      components: { schemas: Record<string, { properties: Record<string, { type?: string }> }> };
+    }>();
     const metrics = document.components.schemas.Metrics?.properties ?? {};
-    for (const field of ["input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "reasoning_tokens", "total_tokens", "model_calls", "tool_calls", "retries"]) {
+    for (const field of [
+      "input_tokens",
+      "output_tokens",
+      "cache_read_tokens",
+      "cache_write_tokens",
+      "reasoning_tokens",
+      "total_tokens",
+      "model_calls",
+      "tool_calls",
+      "retries",
+    ]) {
       expect(metrics[field]?.type, field).toBe("integer");
     }
   });
@@ -180,8 +212,9 @@ describe("GET /openapi.json examples", () => {
     const document = await (await api("/openapi.json", {}, null)).json<Record<string, unknown>>();
     const found: { at: string; schema: Record<string, unknown>; example: unknown }[] = [];
     const walk = (node: unknown, at: string) => {
-      if (Array.isArray(node)) node.forEach((item, index) => walk(item, `${at}/${index}`));
-      else if (node && typeof node === "object") {
+      if (Array.isArray(node)) {
+        for (const [index, item] of node.entries()) walk(item, `${at}/${index}`);
+      } else if (node && typeof node === "object") {
         const { example, ...schema } = node as Record<string, unknown>;
         if ("example" in node) found.push({ at, schema, example });
         for (const [key, value] of Object.entries(node)) walk(value, `${at}/${key}`);

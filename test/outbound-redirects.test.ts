@@ -18,7 +18,9 @@ describe("redirects of outbound calls", () => {
     for (const status of [301, 302, 303, 307, 308]) {
       const [from, target] = [bucket(), bucket()];
       const agent = await createAgent({
-        tools: [{ type: "webhook", name: "hook", description: "a hook", parameters: { type: "object" }, url: redirectUrl(from, target, status) }],
+        tools: [
+          { type: "webhook", name: "hook", description: "a hook", parameters: { type: "object" }, url: redirectUrl(from, target, status) },
+        ],
       });
       const run = await runTurn(agent.id, { input: "[[tool hook {}]]" });
       const error = `The webhook answered a redirect (status ${status}); redirects are not followed`;
@@ -26,7 +28,10 @@ describe("redirects of outbound calls", () => {
       expect(run.output, `${status}`).toBe(`hook returned: ${error}`);
       const transcript = await transcriptOf(run.session_id);
       expect(transcript[2]?.content[0], `${status}`).toMatchObject({ type: "tool_result", output: error, is_error: true });
-      expect((await callsReceived<RecordedCall>(from)).map((c) => c.signature_valid), `${status}`).toEqual([true]);
+      expect(
+        (await callsReceived<RecordedCall>(from)).map((c) => c.signature_valid),
+        `${status}`,
+      ).toEqual([true]);
       expect(await callsReceived<RecordedCall>(target), `${status}`).toEqual([]);
     }
   });

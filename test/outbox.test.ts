@@ -36,7 +36,9 @@ const mirroredStatus = async (runId: string) =>
   (await env.DB.prepare("SELECT status FROM runs WHERE id = ?").bind(runId).first<{ status: string }>())?.status ?? null;
 
 const mirroredEventSeqs = async (runId: string) =>
-  (await env.DB.prepare("SELECT seq FROM events WHERE run_id = ? ORDER BY seq").bind(runId).all<{ seq: number }>()).results.map((r) => r.seq);
+  (await env.DB.prepare("SELECT seq FROM events WHERE run_id = ? ORDER BY seq").bind(runId).all<{ seq: number }>()).results.map(
+    (r) => r.seq,
+  );
 
 /** A D1 that is down: every batch fails (a probe too) until the test brings it back. */
 async function d1Outage(sessionId: string) {
@@ -53,7 +55,8 @@ describe("the outbox to D1", () => {
     const agent = await createAgent();
     const sessionId = `quarantine-${crypto.randomUUID()}`;
     await runTurn(agent.id, { input: "first", session_id: sessionId });
-    const poisoned = (s: SeenStatement) => /INTO messages/.test(s.sql) && s.params.includes("user") && JSON.stringify(s.params).includes("POISON");
+    const poisoned = (s: SeenStatement) =>
+      /INTO messages/.test(s.sql) && s.params.includes("user") && JSON.stringify(s.params).includes("POISON");
     await wrapSessionD1(sessionId, async (statements, send) => {
       if (statements.some(poisoned)) throw new Error("D1_ERROR: string or blob too big: SQLITE_TOOBIG");
       return send();
@@ -73,7 +76,9 @@ describe("the outbox to D1", () => {
     // Everything but the rejected statement reached D1.
     expect(await mirroredStatus(run.id)).toBe("completed");
     expect(await mirroredEventSeqs(run.id)).toEqual((await storedEvents(agent.id, run.id)).map((e) => e.seq));
-    const messages = await env.DB.prepare("SELECT role, content FROM messages WHERE session_id = ? ORDER BY idx").bind(sessionId).all<{ role: string; content: string }>();
+    const messages = await env.DB.prepare("SELECT role, content FROM messages WHERE session_id = ? ORDER BY idx")
+      .bind(sessionId)
+      .all<{ role: string; content: string }>();
     expect(messages.results.map((m) => m.role)).toEqual(["user", "assistant", "assistant"]);
 
     // The operator sees it: listed by the admin route and counted by the admin's health check.
@@ -151,7 +156,12 @@ describe("the outbox to D1", () => {
 
   it("sends a step with a megabyte of events and messages in bounded batches", async () => {
     const bucket = crypto.randomUUID();
-    const echo = { type: "webhook", name: "echo", parameters: { type: "object", properties: {} }, url: `${env.TOOL_SERVER_URL}/echo/${bucket}` };
+    const echo = {
+      type: "webhook",
+      name: "echo",
+      parameters: { type: "object", properties: {} },
+      url: `${env.TOOL_SERVER_URL}/echo/${bucket}`,
+    };
     const agent = await createAgent({ tools: [echo] });
     const sessionId = `large-step-${crypto.randomUUID()}`;
     await runTurn(agent.id, { input: "first", session_id: sessionId });

@@ -98,28 +98,43 @@ describe("checkOutput", () => {
     expect(draftOf({ $schema: "https://json-schema.org/draft/2019-09/schema" })).toBe("2019-09");
     expect(draftOf({})).toBe("2020-12");
     // draft-04's boolean exclusiveMaximum only means something in draft-04.
-    const schema = { $schema: "http://json-schema.org/draft-04/schema#", type: "object", properties: { n: { type: "number", maximum: 5, exclusiveMaximum: true } } };
+    const schema = {
+      $schema: "http://json-schema.org/draft-04/schema#",
+      type: "object",
+      properties: { n: { type: "number", maximum: 5, exclusiveMaximum: true } },
+    };
     expect(checkOutput('{"n":5}', schema).ok).toBe(false);
     expect(checkOutput('{"n":4}', schema).ok).toBe(true);
   });
 
   it("describes errors as lines", () => {
-    expect(describeErrors([{ path: "", message: "a" }, { path: "x.0", message: "b" }])).toBe("- (root): a\n- x.0: b");
+    expect(
+      describeErrors([
+        { path: "", message: "a" },
+        { path: "x.0", message: "b" },
+      ]),
+    ).toBe("- (root): a\n- x.0: b");
   });
 });
 
 describe("schemaProblem", () => {
   it("accepts ordinary schemas", () => {
     expect(schemaProblem(PERSON)).toBeNull();
-    expect(schemaProblem({ type: "object", properties: { a: { $ref: "#/$defs/a" } }, $defs: { a: { type: "string", pattern: "^\\d+$" } } })).toBeNull();
+    expect(
+      schemaProblem({ type: "object", properties: { a: { $ref: "#/$defs/a" } }, $defs: { a: { type: "string", pattern: "^\\d+$" } } }),
+    ).toBeNull();
     // `pattern` as a property name or inside a value is not a regular expression.
     expect(schemaProblem({ type: "object", properties: { pattern: { type: "string" } }, default: { pattern: "((" } })).toBeNull();
   });
 
   it("finds invalid regular expressions and dangling local refs", () => {
-    expect(schemaProblem({ type: "object", properties: { a: { type: "string", pattern: "((" } } })).toMatch(/pattern "\(\(" is not a valid/);
+    expect(schemaProblem({ type: "object", properties: { a: { type: "string", pattern: "((" } } })).toMatch(
+      /pattern "\(\(" is not a valid/,
+    );
     expect(schemaProblem({ type: "object", patternProperties: { "[": {} } })).toMatch(/patternProperties key/);
-    expect(schemaProblem({ type: "object", properties: { a: { $ref: "#/$defs/nope" } } })).toMatch(/\$ref "#\/\$defs\/nope" points to nothing/);
+    expect(schemaProblem({ type: "object", properties: { a: { $ref: "#/$defs/nope" } } })).toMatch(
+      /\$ref "#\/\$defs\/nope" points to nothing/,
+    );
   });
 });
 
@@ -176,7 +191,10 @@ describe("the repair decision", () => {
 
   it("ends the run on its final answer", () => {
     expect(finalOutcome(runWith(null), "plain text")).toEqual({ status: "completed", patch: { output: "plain text" } });
-    expect(finalOutcome(runWith(PERSON), '{"name":"Ada","age":36}')).toEqual({ status: "completed", patch: { output: { name: "Ada", age: 36 } } });
+    expect(finalOutcome(runWith(PERSON), '{"name":"Ada","age":36}')).toEqual({
+      status: "completed",
+      patch: { output: { name: "Ada", age: 36 } },
+    });
     const repaired = runWith(PERSON);
     holdForRepair(repaired, bad, 1);
     const failed = finalOutcome(repaired, '{"age":"x"}');
@@ -192,7 +210,11 @@ describe("isStrictSchema (OpenAI strict structured outputs)", () => {
   it("accepts closed objects with every property required", () => {
     const strict = {
       type: "object",
-      properties: { name: { type: "string" }, tags: { type: "array", items: { type: "string" } }, kind: { anyOf: [{ type: "string" }, { type: "null" }] } },
+      properties: {
+        name: { type: "string" },
+        tags: { type: "array", items: { type: "string" } },
+        kind: { anyOf: [{ type: "string" }, { type: "null" }] },
+      },
       required: ["name", "tags", "kind"],
       additionalProperties: false,
     };
@@ -203,19 +225,37 @@ describe("isStrictSchema (OpenAI strict structured outputs)", () => {
     expect(isStrictSchema(PERSON)).toBe(false); // tags is optional
     expect(isStrictSchema({ type: "object", properties: { a: { type: "string" } }, required: ["a"] })).toBe(false);
     expect(isStrictSchema({ type: "object", properties: {}, additionalProperties: false, minProperties: 1 })).toBe(false);
-    const nested = { type: "object", properties: { a: { type: "object", properties: { b: { type: "string" } } } }, required: ["a"], additionalProperties: false };
+    const nested = {
+      type: "object",
+      properties: { a: { type: "object", properties: { b: { type: "string" } } } },
+      required: ["a"],
+      additionalProperties: false,
+    };
     expect(isStrictSchema(nested)).toBe(false);
-    expect(isStrictSchema({ type: "object", properties: { d: { type: "string", format: "uri" } }, required: ["d"], additionalProperties: false })).toBe(false);
+    expect(
+      isStrictSchema({
+        type: "object",
+        properties: { d: { type: "string", format: "uri" } },
+        required: ["d"],
+        additionalProperties: false,
+      }),
+    ).toBe(false);
   });
 
   it("refuses schemas over OpenAI's enum and string limits (1000 values; 120,000 characters; 15,000 for a string enum of over 250 values)", () => {
-    const closed = (properties: Record<string, unknown>) => ({ type: "object", properties, required: Object.keys(properties), additionalProperties: false });
+    const closed = (properties: Record<string, unknown>) => ({
+      type: "object",
+      properties,
+      required: Object.keys(properties),
+      additionalProperties: false,
+    });
     const values = (count: number, length = 4) => Array.from({ length: count }, (_, i) => `${i}`.padStart(length, "v"));
     expect(isStrictSchema(closed({ a: { type: "string", enum: values(500) }, b: { type: "string", enum: values(500) } }))).toBe(true);
     expect(isStrictSchema(closed({ a: { type: "string", enum: values(500) }, b: { type: "string", enum: values(501) } }))).toBe(false);
     expect(isStrictSchema(closed({ a: { type: "string", enum: values(251, 59) } }))).toBe(true);
     expect(isStrictSchema(closed({ a: { type: "string", enum: values(251, 60) } }))).toBe(false);
-    const names = (count: number) => closed(Object.fromEntries(Array.from({ length: count }, (_, i) => [`${i}`.padStart(120, "n"), { type: "string" }])));
+    const names = (count: number) =>
+      closed(Object.fromEntries(Array.from({ length: count }, (_, i) => [`${i}`.padStart(120, "n"), { type: "string" }])));
     expect(isStrictSchema(names(1000))).toBe(true);
     expect(isStrictSchema(names(1001))).toBe(false);
   });
@@ -277,12 +317,23 @@ describe("the OpenAI adapters send the schema natively", () => {
   });
 
   it("a closed schema over OpenAI's strict limits goes out non-strict, and the offline model (which refuses it strict) answers", async () => {
-    const many = { type: "object", properties: { a: { type: "string", enum: Array.from({ length: 1001 }, (_, i) => `v${i}`) } }, required: ["a"], additionalProperties: false };
+    const many = {
+      type: "object",
+      properties: { a: { type: "string", enum: Array.from({ length: 1001 }, (_, i) => `v${i}`) } },
+      required: ["a"],
+      additionalProperties: false,
+    };
     const { fetch, bodies } = capturing();
     const responses = new OpenAIResponsesProvider({ apiKey: "sk-x", baseURL: "http://mock.local/v1", fetch });
     const chat = new OpenAIChatProvider({ apiKey: "sk-x", baseURL: "http://mock.local/v1", fetch });
     expect((await responses.call(request(many), {})).content).toMatchObject(text('{"a":"v0"}'));
     expect((await chat.call(request(many), {})).content).toMatchObject(text('{"a":"v0"}'));
-    expect(bodies.map((b) => (b.text as { format: { strict: boolean } } | undefined)?.format.strict ?? (b.response_format as { json_schema: { strict: boolean } }).json_schema.strict)).toEqual([false, false]);
+    expect(
+      bodies.map(
+        (b) =>
+          (b.text as { format: { strict: boolean } } | undefined)?.format.strict ??
+          (b.response_format as { json_schema: { strict: boolean } }).json_schema.strict,
+      ),
+    ).toEqual([false, false]);
   });
 });

@@ -40,11 +40,17 @@ function request(messages: Message[], extra: Partial<ModelRequest> = {}): ModelR
 async function collect(provider: ModelProvider, req: ModelRequest, signal?: AbortSignal) {
   const events: ModelStreamEvent[] = [];
   const response = await provider.call(req, { signal, onEvent: (e) => events.push(e) });
-  return { response, text: events.filter((e) => e.type === "text_delta").map((e) => e.text).join(""), events };
+  return {
+    response,
+    text: events
+      .filter((e) => e.type === "text_delta")
+      .map((e) => e.text)
+      .join(""),
+    events,
+  };
 }
 
-const textOf = (response: ModelResponse) =>
-  response.content.flatMap((b) => (b.type === "text" ? [b.text] : [])).join("");
+const textOf = (response: ModelResponse) => response.content.flatMap((b) => (b.type === "text" ? [b.text] : [])).join("");
 const callsOf = (response: ModelResponse) =>
   response.content.filter((b): b is Extract<Block, { type: "tool_call" }> => b.type === "tool_call");
 
@@ -100,10 +106,7 @@ for (const { transport, make } of TRANSPORTS) {
     });
 
     it("asks for parallel tool calls in one answer", async () => {
-      const { steps, final } = await toolLoop(
-        [make(name)],
-        'go [[parallel]] [[tool get_weather {"city":"Rome"}]] [[tool get_time {}]]',
-      );
+      const { steps, final } = await toolLoop([make(name)], 'go [[parallel]] [[tool get_weather {"city":"Rome"}]] [[tool get_time {}]]');
       expect(steps).toHaveLength(2);
       expect(callsOf(steps[0]!).map((c) => c.name)).toEqual(["get_weather", "get_time"]);
       expect(textOf(final)).toBe('You said: go\nget_weather returned: get_weather:{"city":"Rome"}\nget_time returned: get_time:{}');
@@ -154,10 +157,7 @@ describe("histories from another provider", () => {
   it.each(pairs)("%s tool calls are answered by %s", async (from, to) => {
     const first = createProvider({ provider: from, base_url: "mock:" }, {});
     const second = createProvider({ provider: to, base_url: "mock:" }, {});
-    const { final } = await toolLoop(
-      [first, second, second],
-      'x [[tool get_weather {"city":"Oslo"}]] [[tool get_time {}]]',
-    );
+    const { final } = await toolLoop([first, second, second], 'x [[tool get_weather {"city":"Oslo"}]] [[tool get_time {}]]');
     expect(textOf(final)).toBe('You said: x\nget_weather returned: get_weather:{"city":"Oslo"}\nget_time returned: get_time:{}');
   });
 
@@ -211,9 +211,11 @@ describe("usage", () => {
       },
     };
     const provider =
-      name === "anthropic" ? new AnthropicProvider(config)
-      : name === "openai" ? new OpenAIResponsesProvider(config)
-      : new OpenAIChatProvider(config);
+      name === "anthropic"
+        ? new AnthropicProvider(config)
+        : name === "openai"
+          ? new OpenAIResponsesProvider(config)
+          : new OpenAIChatProvider(config);
     return { provider, bodies };
   }
 
@@ -255,7 +257,10 @@ describe("usage", () => {
 
   it.each(NAMES)("%s asks for structured output when the request has a schema", async (name) => {
     const schema = { type: "object", properties: { answer: { type: "string" } }, required: ["answer"] };
-    const { response } = await collect(createProvider({ provider: name, base_url: "mock:" }, {}), request([user("hi")], { output_schema: schema }));
+    const { response } = await collect(
+      createProvider({ provider: name, base_url: "mock:" }, {}),
+      request([user("hi")], { output_schema: schema }),
+    );
     const parsed: unknown = JSON.parse(textOf(response));
     expect(parsed).toMatchObject({ answer: expect.any(String) });
   });
@@ -276,7 +281,10 @@ describe("createProvider", () => {
   });
 
   it("lets openai-chat fall back to OPENAI_API_KEY", async () => {
-    const provider = createProvider({ provider: "openai-chat", base_url: loopbackBase("openai-chat") }, { OPENAI_API_KEY: "sk-x", ALLOWED_BASE_URLS: env.MOCK_MODEL_URL });
+    const provider = createProvider(
+      { provider: "openai-chat", base_url: loopbackBase("openai-chat") },
+      { OPENAI_API_KEY: "sk-x", ALLOWED_BASE_URLS: env.MOCK_MODEL_URL },
+    );
     const { response } = await collect(provider, request([user("hi")]));
     expect(textOf(response)).toBe("You said: hi");
   });
@@ -364,7 +372,13 @@ describe("wire conversions", () => {
     const long = "x".repeat(60);
     const wire = toChatMessages("Be brief.", [
       ...history.slice(0, 1),
-      { role: "assistant", content: [{ type: "text", text: "checking" }, { type: "tool_call", tool_call_id: long, name: "get_time", arguments: {} }] },
+      {
+        role: "assistant",
+        content: [
+          { type: "text", text: "checking" },
+          { type: "tool_call", tool_call_id: long, name: "get_time", arguments: {} },
+        ],
+      },
       { role: "tool", content: [{ type: "tool_result", tool_call_id: long, output: "noon", is_error: false }] },
     ]);
     const id = wireToolCallId(long, 40);

@@ -7,9 +7,11 @@ import { api, createAgent, createTenantToken } from "./support/http";
 import { runTurn } from "./support/runs";
 import { keyOf, OPERATOR_GATEWAY_TOKEN, PROVIDERS, requestsOf, upstreamBase } from "./support/upstreams";
 
-
 describe("isOperatorEndpoint", () => {
-  const vars = { OPENAI_BASE_URL: "https://gateway.ai.cloudflare.com/v1/acc/gw/openai", ALLOWED_BASE_URLS: " https://proxy.example.com:8443/x ,not a url," };
+  const vars = {
+    OPENAI_BASE_URL: "https://gateway.ai.cloudflare.com/v1/acc/gw/openai",
+    ALLOWED_BASE_URLS: " https://proxy.example.com:8443/x ,not a url,",
+  };
 
   it.each([
     "https://api.openai.com/v1",
@@ -51,7 +53,9 @@ describe("isOperatorEndpoint", () => {
   it("takes each provider's own default and variable", () => {
     expect(isOperatorEndpoint("anthropic", "https://api.anthropic.com/v1", {})).toBe(true);
     expect(isOperatorEndpoint("anthropic", "https://gateway.ai.cloudflare.com/v1/acc/gw/anthropic", vars)).toBe(false);
-    expect(isOperatorEndpoint("anthropic", "https://gw.example/anthropic", { ANTHROPIC_BASE_URL: "https://gw.example/anthropic" })).toBe(true);
+    expect(isOperatorEndpoint("anthropic", "https://gw.example/anthropic", { ANTHROPIC_BASE_URL: "https://gw.example/anthropic" })).toBe(
+      true,
+    );
     expect(isOperatorEndpoint("anthropic", "https://gw.example", { ANTHROPIC_BASE_URL: "https://gw.example/anthropic" })).toBe(false);
     // An entry that is a bare origin still allows every path under it.
     expect(isOperatorEndpoint("anthropic", "https://gw.example/any/path", { ALLOWED_BASE_URLS: "https://gw.example" })).toBe(true);
@@ -90,56 +94,84 @@ describe("a tenant pointing an agent at its own server (the key-theft attack)", 
     expect(await requestsOf(env.FOREIGN_UPSTREAM_URL, bucket)).toEqual([]);
   });
 
-  it.each(PROVIDERS)("%s: a stored agent whose endpoint is no longer allowed is refused when a run starts or continues", async (provider) => {
-    const token = await createTenantToken();
-    const bucket = crypto.randomUUID();
-    const agent = await createAgent({ provider, model: "m", base_url: upstreamBase(env.GATEWAY_URL, bucket, provider) }, token);
-    const first = await runTurn(agent.id, { input: "hello" }, token);
-    expect(first.status).toBe("completed");
-    // As if ALLOWED_BASE_URLS had listed the server when the agent was stored, and no longer does.
-    const definition = { ...agent, base_url: upstreamBase(env.FOREIGN_UPSTREAM_URL, bucket, provider) };
-    await env.DB.prepare("UPDATE agents SET definition = json_set(definition, '$.base_url', ?) WHERE id = ?").bind(definition.base_url, agent.id).run();
-    const turn = await api(`/v1/agents/${agent.id}/runs`, { body: { input: "again", session_id: first.session_id } }, token);
-    expect(turn.status).toBe(400);
-    expect((await turn.json<{ error: { details: { fields: { path: string }[] } } }>()).error.details.fields[0]?.path).toBe("base_url");
-    const branch = await api(`/v1/agents/${agent.id}/runs/${first.id}/continue`, { body: { input: "more" } }, token);
-    expect(branch.status).toBe(400);
-    expect(await requestsOf(env.FOREIGN_UPSTREAM_URL, bucket)).toEqual([]);
-    const session = await api(`/v1/sessions/${first.session_id}`, {}, token).then((r) => r.json<{ run_count: number; active_run_id: string | null }>());
-    expect(session).toMatchObject({ run_count: 1, active_run_id: null });
-  });
+  it.each(PROVIDERS)(
+    "%s: a stored agent whose endpoint is no longer allowed is refused when a run starts or continues",
+    async (provider) => {
+      const token = await createTenantToken();
+      const bucket = crypto.randomUUID();
+      const agent = await createAgent({ provider, model: "m", base_url: upstreamBase(env.GATEWAY_URL, bucket, provider) }, token);
+      const first = await runTurn(agent.id, { input: "hello" }, token);
+      expect(first.status).toBe("completed");
+      // As if ALLOWED_BASE_URLS had listed the server when the agent was stored, and no longer does.
+      const definition = { ...agent, base_url: upstreamBase(env.FOREIGN_UPSTREAM_URL, bucket, provider) };
+      await env.DB.prepare("UPDATE agents SET definition = json_set(definition, '$.base_url', ?) WHERE id = ?")
+        .bind(definition.base_url, agent.id)
+        .run();
+      const turn = await api(`/v1/agents/${agent.id}/runs`, { body: { input: "again", session_id: first.session_id } }, token);
+      expect(turn.status).toBe(400);
+      expect((await turn.json<{ error: { details: { fields: { path: string }[] } } }>()).error.details.fields[0]?.path).toBe("base_url");
+      const branch = await api(`/v1/agents/${agent.id}/runs/${first.id}/continue`, { body: { input: "more" } }, token);
+      expect(branch.status).toBe(400);
+      expect(await requestsOf(env.FOREIGN_UPSTREAM_URL, bucket)).toEqual([]);
+      const session = await api(`/v1/sessions/${first.session_id}`, {}, token).then((r) =>
+        r.json<{ run_count: number; active_run_id: string | null }>(),
+      );
+      expect(session).toMatchObject({ run_count: 1, active_run_id: null });
+    },
+  );
 
   it.each(PROVIDERS)("%s: the adapter itself refuses to send the operator's key there (auth_error)", async (provider) => {
     const bucket = crypto.randomUUID();
     const adapter = createProvider({ provider, base_url: upstreamBase(env.FOREIGN_UPSTREAM_URL, bucket, provider) }, env);
     const error = await adapter
-      .call({ model: "m", messages: [{ role: "user", content: [{ type: "text", text: "hi" }] }], tools: [], max_output_tokens: 16, attempt: 1 }, {})
+      .call(
+        { model: "m", messages: [{ role: "user", content: [{ type: "text", text: "hi" }] }], tools: [], max_output_tokens: 16, attempt: 1 },
+        {},
+      )
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ProviderError);
-    expect(error).toMatchObject({ type: "auth_error", retryable: false, message: expect.stringContaining("not one of the operator's endpoints") });
+    expect(error).toMatchObject({
+      type: "auth_error",
+      retryable: false,
+      message: expect.stringContaining("not one of the operator's endpoints"),
+    });
     expect(await requestsOf(env.FOREIGN_UPSTREAM_URL, bucket)).toEqual([]);
   });
 });
 
 describe("the operator's endpoints", () => {
-  it.each(PROVIDERS)("%s: another path on the operator's gateway host is not the operator's (two tenants' gateways on one host)", async (provider) => {
-    const token = await createTenantToken();
-    const bucket = crypto.randomUUID();
-    // `/b/…` is an operator prefix (vitest.config.ts); `/bx/…` is another gateway on the same host.
-    const theirs = `${env.GATEWAY_URL}/bx/${bucket}${provider === "anthropic" ? "" : "/v1"}`;
-    const created = await api("/v1/agents", { body: { provider, model: "m", base_url: theirs } }, token);
-    expect(created.status).toBe(400);
-    const body = await created.json<{ error: { details: { fields: { path: string; message: string }[] } } }>();
-    expect(body.error.details.fields).toEqual([{ path: "base_url", message: expect.stringContaining(`${new URL(theirs).origin}/bx/${bucket}`) }]);
-    const escaping = await api("/v1/agents", { body: { provider, model: "m", base_url: `${env.GATEWAY_URL}/b/../bx/${bucket}` } }, token);
-    expect(escaping.status).toBe(400);
-    const adapter = createProvider({ provider, base_url: theirs }, env);
-    const error = await adapter
-      .call({ model: "m", messages: [{ role: "user", content: [{ type: "text", text: "hi" }] }], tools: [], max_output_tokens: 16, attempt: 1 }, {})
-      .catch((e: unknown) => e);
-    expect(error).toMatchObject({ type: "auth_error", message: expect.stringContaining("not one of the operator's endpoints") });
-    expect(await requestsOf(env.GATEWAY_URL, bucket)).toEqual([]);
-  });
+  it.each(PROVIDERS)(
+    "%s: another path on the operator's gateway host is not the operator's (two tenants' gateways on one host)",
+    async (provider) => {
+      const token = await createTenantToken();
+      const bucket = crypto.randomUUID();
+      // `/b/…` is an operator prefix (vitest.config.ts); `/bx/…` is another gateway on the same host.
+      const theirs = `${env.GATEWAY_URL}/bx/${bucket}${provider === "anthropic" ? "" : "/v1"}`;
+      const created = await api("/v1/agents", { body: { provider, model: "m", base_url: theirs } }, token);
+      expect(created.status).toBe(400);
+      const body = await created.json<{ error: { details: { fields: { path: string; message: string }[] } } }>();
+      expect(body.error.details.fields).toEqual([
+        { path: "base_url", message: expect.stringContaining(`${new URL(theirs).origin}/bx/${bucket}`) },
+      ]);
+      const escaping = await api("/v1/agents", { body: { provider, model: "m", base_url: `${env.GATEWAY_URL}/b/../bx/${bucket}` } }, token);
+      expect(escaping.status).toBe(400);
+      const adapter = createProvider({ provider, base_url: theirs }, env);
+      const error = await adapter
+        .call(
+          {
+            model: "m",
+            messages: [{ role: "user", content: [{ type: "text", text: "hi" }] }],
+            tools: [],
+            max_output_tokens: 16,
+            attempt: 1,
+          },
+          {},
+        )
+        .catch((e: unknown) => e);
+      expect(error).toMatchObject({ type: "auth_error", message: expect.stringContaining("not one of the operator's endpoints") });
+      expect(await requestsOf(env.GATEWAY_URL, bucket)).toEqual([]);
+    },
+  );
 
   it.each(PROVIDERS)("%s: an allowed gateway gets the operator's key and PROVIDER_HEADERS, under any path", async (provider) => {
     const bucket = crypto.randomUUID();

@@ -12,11 +12,23 @@ const routes = {
 
 describe.each(Object.entries(routes))("the agent loop on each provider, %s", (_route, baseUrl) => {
   it.each(providers)("%s: a tool round trip through the real SDK", async (provider) => {
-    const agent = await createAgent({ provider, model: "mock-1", base_url: baseUrl(provider), tools: [{ type: "builtin", name: "current_time" }] });
+    const agent = await createAgent({
+      provider,
+      model: "mock-1",
+      base_url: baseUrl(provider),
+      tools: [{ type: "builtin", name: "current_time" }],
+    });
     const events = await readEvents(await postRun(agent.id, { input: "[[tool current_time {}]] what time is it?", stream: true }));
     const types = events.map((e) => e.type);
     expect(types).toEqual(
-      expect.arrayContaining(["run_started", "model_request_started", "content_delta", "tool_call_started", "tool_call_completed", "model_request_completed"]),
+      expect.arrayContaining([
+        "run_started",
+        "model_request_started",
+        "content_delta",
+        "tool_call_started",
+        "tool_call_completed",
+        "model_request_completed",
+      ]),
     );
     const done = events.at(-1);
     expect(done?.type).toBe("run_completed");
@@ -59,7 +71,7 @@ describe("provider configuration", () => {
     const second = await runTurn(agent.id, { input: "two", session_id: sessionId });
     expect(first.metrics.cache_read_tokens).toBe(0);
     // The second turn reads the system prompt and the first turn's input (the prefix the first call wrote).
-    expect(second.metrics.cache_read_tokens).toBeGreaterThan(Math.ceil(("You are a careful assistant. ".repeat(20)).length / 4));
+    expect(second.metrics.cache_read_tokens).toBeGreaterThan(Math.ceil("You are a careful assistant. ".repeat(20).length / 4));
     expect(second.metrics.cache_read_tokens).toBeLessThanOrEqual(first.metrics.input_tokens);
     expect(second.metrics.input_tokens).toBeGreaterThan(second.metrics.cache_read_tokens);
   });

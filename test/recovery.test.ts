@@ -15,7 +15,12 @@ const stubOf = (sessionId: string) => env.SESSION.get(env.SESSION.idFromName(`de
  * `second` is held at the bucket's gate until the test opens it.
  */
 async function multiStepAgent(bucket: string) {
-  const webhook = (name: string, action: string) => ({ type: "webhook", name, parameters: { type: "object", properties: {} }, url: `${env.TOOL_SERVER_URL}/${action}/${bucket}` });
+  const webhook = (name: string, action: string) => ({
+    type: "webhook",
+    name,
+    parameters: { type: "object", properties: {} },
+    url: `${env.TOOL_SERVER_URL}/${action}/${bucket}`,
+  });
   return createAgent({ tools: [webhook("first", "echo"), webhook("second", "gate")] });
 }
 
@@ -132,10 +137,18 @@ describe("the Cron trigger", () => {
     const recent = new Date().toISOString();
     const session = `retention-${crypto.randomUUID()}`;
     await env.DB.batch([
-      env.DB.prepare("INSERT INTO events (tenant, session_id, seq, run_id, type, data, created_at) VALUES ('default', ?, 1, 'run_x', 'run_started', '{}', ?)").bind(session, old),
-      env.DB.prepare("INSERT INTO events (tenant, session_id, seq, run_id, type, data, created_at) VALUES ('default', ?, 2, 'run_x', 'run_completed', '{}', ?)").bind(session, recent),
-      env.DB.prepare("INSERT INTO idempotency_keys (tenant, key, fingerprint, result, created_at) VALUES ('default', ?, 'f', NULL, ?)").bind(`${session}-old`, old),
-      env.DB.prepare("INSERT INTO idempotency_keys (tenant, key, fingerprint, result, created_at) VALUES ('default', ?, 'f', NULL, ?)").bind(`${session}-new`, recent),
+      env.DB.prepare(
+        "INSERT INTO events (tenant, session_id, seq, run_id, type, data, created_at) VALUES ('default', ?, 1, 'run_x', 'run_started', '{}', ?)",
+      ).bind(session, old),
+      env.DB.prepare(
+        "INSERT INTO events (tenant, session_id, seq, run_id, type, data, created_at) VALUES ('default', ?, 2, 'run_x', 'run_completed', '{}', ?)",
+      ).bind(session, recent),
+      env.DB.prepare(
+        "INSERT INTO idempotency_keys (tenant, key, fingerprint, result, created_at) VALUES ('default', ?, 'f', NULL, ?)",
+      ).bind(`${session}-old`, old),
+      env.DB.prepare(
+        "INSERT INTO idempotency_keys (tenant, key, fingerprint, result, created_at) VALUES ('default', ?, 'f', NULL, ?)",
+      ).bind(`${session}-new`, recent),
     ]);
     await worker.scheduled(createScheduledController({ scheduledTime: Date.now() }), env);
     const events = await env.DB.prepare("SELECT seq FROM events WHERE session_id = ?").bind(session).all<{ seq: number }>();
@@ -146,10 +159,12 @@ describe("the Cron trigger", () => {
 
   it("rolls up today's usage", async () => {
     const agent = await createAgent({ prices: { input: 1, output: 1 } });
-    const run = (await (await postRun(agent.id, { input: "counted" })).json<Run>());
+    const run = await (await postRun(agent.id, { input: "counted" })).json<Run>();
     await worker.scheduled(createScheduledController({ scheduledTime: Date.now() }), env);
     const today = new Date().toISOString().slice(0, 10);
-    const usage = await (await api(`/v1/usage?from=${today}&to=${today}&agent_id=${agent.id}`)).json<{ data: { runs: number; input_tokens: number }[] }>();
+    const usage = await (await api(`/v1/usage?from=${today}&to=${today}&agent_id=${agent.id}`)).json<{
+      data: { runs: number; input_tokens: number }[];
+    }>();
     expect(usage.data).toEqual([expect.objectContaining({ runs: 1, input_tokens: run.metrics.input_tokens })]);
   });
 
@@ -162,7 +177,10 @@ describe("the Cron trigger", () => {
     });
     await postRun(agent.id, { input: "new", session_id: sessionId });
     const left = await runInDurableObject(stubOf(sessionId), (_i, state) =>
-      state.storage.sql.exec<{ run_id: string }>("SELECT DISTINCT run_id FROM events").toArray().map((r) => r.run_id),
+      state.storage.sql
+        .exec<{ run_id: string }>("SELECT DISTINCT run_id FROM events")
+        .toArray()
+        .map((r) => r.run_id),
     );
     expect(left).not.toContain(first.id);
     expect(left).toHaveLength(1);

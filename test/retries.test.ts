@@ -69,14 +69,17 @@ describe("retries", () => {
     }
   });
 
-  it.each(["anthropic", "openai", "openai-chat"])("retries an error frame in the middle of a %s stream, and never a permanent one", async (provider) => {
-    const overloaded = provider === "anthropic" ? "overloaded_error" : "server_error";
-    const agent = await createAgent({ ...retrying, provider, base_url: "mock:" });
-    const run = await runTurn(agent.id, { input: `[[stream_error ${overloaded}]] one two three four` });
-    expect(run).toMatchObject({ status: "completed", attempts: 2, output: "You said: one two three four" });
-    const refused = await runTurn(agent.id, { input: "[[stream_error invalid_request_error]] one two three four" });
-    expect(refused).toMatchObject({ status: "error", attempts: 1, error: { type: "provider_error", retryable: false } });
-  });
+  it.each(["anthropic", "openai", "openai-chat"])(
+    "retries an error frame in the middle of a %s stream, and never a permanent one",
+    async (provider) => {
+      const overloaded = provider === "anthropic" ? "overloaded_error" : "server_error";
+      const agent = await createAgent({ ...retrying, provider, base_url: "mock:" });
+      const run = await runTurn(agent.id, { input: `[[stream_error ${overloaded}]] one two three four` });
+      expect(run).toMatchObject({ status: "completed", attempts: 2, output: "You said: one two three four" });
+      const refused = await runTurn(agent.id, { input: "[[stream_error invalid_request_error]] one two three four" });
+      expect(refused).toMatchObject({ status: "error", attempts: 1, error: { type: "provider_error", retryable: false } });
+    },
+  );
 
   it("retries a stream cut before its end", async () => {
     const agent = await createAgent(retrying);
@@ -88,7 +91,9 @@ describe("retries", () => {
     const bucket = crypto.randomUUID();
     const agent = await createAgent({
       ...retrying,
-      tools: [{ type: "webhook", name: "charge", parameters: { type: "object", properties: {} }, url: `${env.TOOL_SERVER_URL}/echo/${bucket}` }],
+      tools: [
+        { type: "webhook", name: "charge", parameters: { type: "object", properties: {} }, url: `${env.TOOL_SERVER_URL}/echo/${bucket}` },
+      ],
     });
     const run = await runTurn(agent.id, { input: "[[tool charge {}]] [[fail 500 x1]] pay" });
     expect(run).toMatchObject({ status: "completed", attempts: 3 });
@@ -102,8 +107,9 @@ describe("retries", () => {
     let stub = stubOf(accepted.session_id);
     const run = await (await api(`/v1/agents/${agent.id}/runs/${accepted.run_id}`)).json<Run>();
     expect(run).toMatchObject({ status: "running", attempts: 2 });
-    const retryAt = await runInDurableObject(stub, (_i, state) =>
-      state.storage.sql.exec<{ due_at: number }>("SELECT due_at FROM timers WHERE name = 'retry'").toArray()[0]?.due_at,
+    const retryAt = await runInDurableObject(
+      stub,
+      (_i, state) => state.storage.sql.exec<{ due_at: number }>("SELECT due_at FROM timers WHERE name = 'retry'").toArray()[0]?.due_at,
     );
     expect(retryAt).toBeGreaterThan(Date.now() + 20_000);
     // A graceful eviction would wait for the run's open stream, which lasts the whole wait: reset the object instead.
@@ -125,7 +131,10 @@ describe("retries", () => {
     expect(cancelled.status).toBe("cancelled");
     expect((await accepted.stream.rest()).at(-1)?.type).toBe("run_cancelled");
     const timers = await runInDurableObject(stubOf(accepted.session_id), (_i, state) =>
-      state.storage.sql.exec<{ name: string }>("SELECT name FROM timers").toArray().map((t) => t.name),
+      state.storage.sql
+        .exec<{ name: string }>("SELECT name FROM timers")
+        .toArray()
+        .map((t) => t.name),
     );
     expect(timers).not.toContain("retry");
     expect(await runDurableObjectAlarm(stubOf(accepted.session_id))).toBe(false);

@@ -186,7 +186,9 @@ describe("the edges of a run", () => {
     }
     await runInDurableObject(sessionStub(sessionId), (instance) => expect(coreOf(instance).hub.size).toBe(0));
 
-    const slow = await (await postRun(agent.id, { input: "[[tool wait {}]] long", session_id: sessionId, background: true })).json<{ run_id: string }>();
+    const slow = await (await postRun(agent.id, { input: "[[tool wait {}]] long", session_id: sessionId, background: true })).json<{
+      run_id: string;
+    }>();
     // Once the queue has started it (its webhook call is held at the gate), a short ?wait= times out on a running run.
     await callsReceived(bucket, 1);
     const waited = await (await api(`/v1/agents/${agent.id}/runs/${slow.run_id}?wait=0.05`)).json<Run>();

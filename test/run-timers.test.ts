@@ -34,7 +34,12 @@ async function holdMirror(sessionId: string) {
 }
 
 const timersOf = (sessionId: string) =>
-  runInDurableObject(stubOf(sessionId), (_instance, state) => state.storage.sql.exec<{ name: string }>("SELECT name FROM timers").toArray().map((t) => t.name));
+  runInDurableObject(stubOf(sessionId), (_instance, state) =>
+    state.storage.sql
+      .exec<{ name: string }>("SELECT name FROM timers")
+      .toArray()
+      .map((t) => t.name),
+  );
 
 describe("a run's timers", () => {
   it("arms a foreground run's watchdog with its creation, before the first copy to D1", async () => {
@@ -61,7 +66,9 @@ describe("a run's timers", () => {
     expect(response.status).toBe(202);
     const { run_id } = await response.json<{ run_id: string }>();
     await evictDurableObject(stubOf(sessionId));
-    await runInDurableObject(stubOf(sessionId), (_instance, state) => state.storage.sql.exec("UPDATE timers SET due_at = 0 WHERE name = 'queue_fallback'"));
+    await runInDurableObject(stubOf(sessionId), (_instance, state) =>
+      state.storage.sql.exec("UPDATE timers SET due_at = 0 WHERE name = 'queue_fallback'"),
+    );
     expect(await runDurableObjectAlarm(stubOf(sessionId))).toBe(true);
     const run = await (await api(`/v1/agents/${agent.id}/runs/${run_id}?wait=30`)).json<Run>();
     expect(run.status).toBe("completed");

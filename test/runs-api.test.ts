@@ -39,7 +39,10 @@ describe("POST /v1/agents/{agent_id}/runs", () => {
     expect(types).toContain("model_request_started");
     expect(types).toContain("model_request_completed");
     expect(types[types.length - 1]).toBe("run_completed");
-    const text = events.filter((e) => e.type === "content_delta").map((e) => e.data.text).join("");
+    const text = events
+      .filter((e) => e.type === "content_delta")
+      .map((e) => e.data.text)
+      .join("");
     expect(text).toBe("You said: one two three");
     const seqs = events.map((e) => e.seq);
     expect(seqs).toEqual([...seqs].sort((a, b) => a - b));

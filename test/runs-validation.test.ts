@@ -50,7 +50,19 @@ describe("bad input on the runs and sessions routes", () => {
       [runs, { body: { input: [] } }, 400, "input"],
       [runs, { body: { input: "" } }, 400, "input"],
       [runs, { body: { input: " \n\n\t" } }, 400, "input"],
-      [runs, { body: { input: [{ type: "text", text: "\n\n" }, { type: "text", text: " " }] } }, 400, "input"],
+      [
+        runs,
+        {
+          body: {
+            input: [
+              { type: "text", text: "\n\n" },
+              { type: "text", text: " " },
+            ],
+          },
+        },
+        400,
+        "input",
+      ],
       [runs, { body: { input: "hi", sesion_id: "typo" } }, 400, "sesion_id"],
       [runs, { body: { input: "hi", session_id: "has/slash" } }, 400, "session_id"],
       [runs, { body: { input: "hi", stream: "yes" } }, 400, "stream"],
@@ -66,7 +78,19 @@ describe("bad input on the runs and sessions routes", () => {
       [runs, { body: { input: "x".repeat(1_000_001) } }, 413],
       // Under the character limit but over a row once stored: 600,000 three-byte characters are 1.8 MB of UTF-8.
       [runs, { body: { input: "€".repeat(600_000) } }, 413, "input"],
-      [runs, { body: { input: [{ type: "text", text: "€".repeat(300_000) }, { type: "text", text: "€".repeat(300_000) }] } }, 413, "input"],
+      [
+        runs,
+        {
+          body: {
+            input: [
+              { type: "text", text: "€".repeat(300_000) },
+              { type: "text", text: "€".repeat(300_000) },
+            ],
+          },
+        },
+        413,
+        "input",
+      ],
       [`${runs}?limit=0`, {}, 400, "query.limit"],
       [`${runs}?limit=101`, {}, 400, "query.limit"],
       [`${runs}?status=done`, {}, 400, "query.status"],
@@ -107,7 +131,9 @@ describe("bad input on the runs and sessions routes", () => {
     const before = await tableCounts();
     const continued = await api(`/v1/agents/${agent.id}/runs/${run.id}/continue`, { body: {} });
     await expectRejected(continued, 400, "input");
-    const withResults = await api(`/v1/agents/${agent.id}/runs/${run.id}/continue`, { body: { input: "x", tool_results: [{ tool_call_id: "t", output: "o" }] } });
+    const withResults = await api(`/v1/agents/${agent.id}/runs/${run.id}/continue`, {
+      body: { input: "x", tool_results: [{ tool_call_id: "t", output: "o" }] },
+    });
     await expectRejected(withResults, 400, "tool_results");
     const blank = await api(`/v1/agents/${agent.id}/runs/${run.id}/continue`, { body: { input: "\n\n" } });
     await expectRejected(blank, 400, "input");

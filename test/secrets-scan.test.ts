@@ -15,11 +15,21 @@ import { OPERATOR_GATEWAY_TOKEN, OPERATOR_KEYS, PROVIDERS, requestsOf, upstreamB
 const TENANT_KEY = "tenant-credential-key-5e1f7a";
 const TENANT_HEADER = "tenant-gateway-secret-91c2";
 const OPERATOR_HEADER = OPERATOR_GATEWAY_TOKEN;
-const SECRETS = [...OPERATOR_KEYS, OPERATOR_HEADER, TENANT_KEY, TENANT_HEADER, String(env.WEBHOOK_SECRET), String(env.CREDENTIALS_KEY), ADMIN_TOKEN];
+const SECRETS = [
+  ...OPERATOR_KEYS,
+  OPERATOR_HEADER,
+  TENANT_KEY,
+  TENANT_HEADER,
+  String(env.WEBHOOK_SECRET),
+  String(env.CREDENTIALS_KEY),
+  ADMIN_TOKEN,
+];
 
 /** Every row of every table of a Durable Object's SQLite storage, as JSON. */
 function dumpSql(sql: SqlStorage): string {
-  const tables = sql.exec<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE '\\_cf%' ESCAPE '\\'").toArray();
+  const tables = sql
+    .exec<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE '\\_cf%' ESCAPE '\\'")
+    .toArray();
   return JSON.stringify(tables.map(({ name }) => sql.exec(`SELECT * FROM "${name}"`).toArray()));
 }
 
@@ -55,7 +65,9 @@ describe("the secrets scan", () => {
   beforeAll(async () => {
     token = await createTenantToken(tenant);
   });
-  afterAll(() => spies.forEach((spy) => spy.mockRestore()));
+  afterAll(() => {
+    for (const spy of spies) spy.mockRestore();
+  });
 
   it.each(PROVIDERS)("%s: the operator's gateway, succeeding and echoing headers in an error", async (provider) => {
     const ok = crypto.randomUUID();
@@ -76,16 +88,26 @@ describe("the secrets scan", () => {
     const echo = crypto.randomUUID();
     buckets.foreign.push(ok, echo);
     const id = `cred-${provider}`;
-    const created = await call("/v1/credentials", { body: { id, provider, api_key: TENANT_KEY, headers: { "x-tenant-gateway": TENANT_HEADER } } }, token);
+    const created = await call(
+      "/v1/credentials",
+      { body: { id, provider, api_key: TENANT_KEY, headers: { "x-tenant-gateway": TENANT_HEADER } } },
+      token,
+    );
     expect(created.status).toBe(201);
-    const good = await createAgent({ provider, model: "m", credential: id, base_url: upstreamBase(env.FOREIGN_UPSTREAM_URL, ok, provider) }, token);
-    const bad = await createAgent({ provider, model: "m", credential: id, base_url: upstreamBase(env.FOREIGN_UPSTREAM_URL, echo, provider, "echo") }, token);
+    const good = await createAgent(
+      { provider, model: "m", credential: id, base_url: upstreamBase(env.FOREIGN_UPSTREAM_URL, ok, provider) },
+      token,
+    );
+    const bad = await createAgent(
+      { provider, model: "m", credential: id, base_url: upstreamBase(env.FOREIGN_UPSTREAM_URL, echo, provider, "echo") },
+      token,
+    );
     expect((await turn(good.id, "hello", token)).status).toBe("completed");
     const failed = await turn(bad.id, "hello", token);
     expect(failed.error).toMatchObject({ type: "provider_error", status: 400 });
     const [request] = await requestsOf(env.FOREIGN_UPSTREAM_URL, ok);
     expect(request?.headers["x-tenant-gateway"]).toBe(TENANT_HEADER);
-    expect(request?.headers["x-api-key"] ?? request?.headers["authorization"]).toContain(TENANT_KEY);
+    expect(request?.headers["x-api-key"] ?? request?.headers.authorization).toContain(TENANT_KEY);
   });
 
   it("a webhook tool whose receiver echoes every header", async () => {
@@ -102,7 +124,11 @@ describe("the secrets scan", () => {
 
   it("the attack: a tenant's base_url without a credential is refused on every provider", async () => {
     for (const provider of PROVIDERS) {
-      const response = await call("/v1/agents", { body: { provider, model: "m", base_url: upstreamBase(env.FOREIGN_UPSTREAM_URL, "x", provider) } }, token);
+      const response = await call(
+        "/v1/agents",
+        { body: { provider, model: "m", base_url: upstreamBase(env.FOREIGN_UPSTREAM_URL, "x", provider) } },
+        token,
+      );
       expect(response.status).toBe(400);
     }
   });
@@ -114,7 +140,9 @@ describe("the secrets scan", () => {
     }
     const listed = await call("/v1/credentials", {}, token);
     expect(listed.status).toBe(200);
-    const tables = await env.DB.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE '\\_cf%' ESCAPE '\\'").all<{ name: string }>();
+    const tables = await env.DB.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE '\\_cf%' ESCAPE '\\'").all<{
+      name: string;
+    }>();
     expect(tables.results.map((t) => t.name)).toEqual(expect.arrayContaining(["agents", "runs", "messages", "events", "credentials"]));
     const rows: string[] = [];
     for (const { name } of tables.results) {

@@ -77,10 +77,16 @@ describe("a session survives its object", () => {
     }
     const transcript = await transcriptOf(sessionId);
     expect(transcript.map((m) => m.role)).toEqual([
-      "user", "assistant", "tool", "assistant",
-      "user", "assistant",
-      "user", "assistant",
-      "user", "assistant",
+      "user",
+      "assistant",
+      "tool",
+      "assistant",
+      "user",
+      "assistant",
+      "user",
+      "assistant",
+      "user",
+      "assistant",
     ]);
   });
 });

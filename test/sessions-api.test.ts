@@ -2,12 +2,23 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { api, createAgent } from "./support/http";
 import { SseReader } from "./support/events";
-import { HOLD_MODEL, postRun, readEvents, runTurn, transcriptOf, type Run } from "./support/runs";
+import { HOLD_MODEL, postRun, runTurn, transcriptOf, type Run } from "./support/runs";
 
-type Session = { id: string; agent_id: string; active_run_id: string | null; head_run_id: string | null; run_count: number; metrics: Run["metrics"] };
+type Session = {
+  id: string;
+  agent_id: string;
+  active_run_id: string | null;
+  head_run_id: string | null;
+  run_count: number;
+  metrics: Run["metrics"];
+};
 
 const countRows = async (table: string, sessionId: string) =>
-  (await env.DB.prepare(`SELECT COUNT(*) AS n FROM ${table} WHERE ${table === "sessions" ? "id" : "session_id"} = ?`).bind(sessionId).first<{ n: number }>())?.n;
+  (
+    await env.DB.prepare(`SELECT COUNT(*) AS n FROM ${table} WHERE ${table === "sessions" ? "id" : "session_id"} = ?`)
+      .bind(sessionId)
+      .first<{ n: number }>()
+  )?.n;
 
 describe("sessions", () => {
   it("shows a session's active and head runs, run count and summed metrics", async () => {
@@ -70,7 +81,9 @@ describe("cancel", () => {
     const agent = await createAgent();
     const sessionId = `cancel-${crypto.randomUUID()}`;
     // The model call would answer long after the test's timeout: the cancel cannot wait for it.
-    const streaming = new SseReader(await postRun(agent.id, { input: `${HOLD_MODEL} never finished`, session_id: sessionId, stream: true }));
+    const streaming = new SseReader(
+      await postRun(agent.id, { input: `${HOLD_MODEL} never finished`, session_id: sessionId, stream: true }),
+    );
     const opening = await streaming.until("model_request_started");
     const runId = opening[0]!.run_id;
     const cancelled = await api(`/v1/agents/${agent.id}/runs/${runId}/cancel`, { method: "POST" });

@@ -5,14 +5,26 @@ import { mediaKeys, TINY_PNG } from "./support/media";
 import { gateTool, openGate } from "./support/tool-server";
 import { postRun, readEvents, runTurn, transcriptOf, type Run } from "./support/runs";
 
-type Checkpoint = { id: string; run_id: string; step: number; after: string; tool_call_id: string | null; tool_name: string | null; message_index: number };
+type Checkpoint = {
+  id: string;
+  run_id: string;
+  step: number;
+  after: string;
+  tool_call_id: string | null;
+  tool_name: string | null;
+  message_index: number;
+};
 
 const checkpointsOf = async (agentId: string, runId: string) =>
   (await (await api(`/v1/agents/${agentId}/runs/${runId}/checkpoints`)).json<{ data: Checkpoint[] }>()).data;
 const continueRun = (agentId: string, runId: string, body: Record<string, unknown>) =>
   api(`/v1/agents/${agentId}/runs/${runId}/continue`, { body });
 const transcriptAt = async (sessionId: string, runId: string) =>
-  (await (await api(`/v1/sessions/${sessionId}/transcript?run_id=${runId}`)).json<{ data: { index: number; role: string; run_id: string; content: Record<string, unknown>[] }[] }>()).data;
+  (
+    await (
+      await api(`/v1/sessions/${sessionId}/transcript?run_id=${runId}`)
+    ).json<{ data: { index: number; role: string; run_id: string; content: Record<string, unknown>[] }[] }>()
+  ).data;
 /** An agent whose builtin `current_time` the offline model calls three times, one step each. */
 const threeTools = () => createAgent({ tools: [{ type: "builtin", name: "current_time" }] });
 
@@ -26,7 +38,9 @@ async function threeStepRun() {
 describe("checkpoints", () => {
   it("records one after each tool step and one at the end, with checkpoint events", async () => {
     const agent = await threeTools();
-    const events = await readEvents(await postRun(agent.id, { input: "[[tool current_time {}]] [[tool current_time {}]] [[tool current_time {}]] three", stream: true }));
+    const events = await readEvents(
+      await postRun(agent.id, { input: "[[tool current_time {}]] [[tool current_time {}]] [[tool current_time {}]] three", stream: true }),
+    );
     const runId = events[0]!.run_id;
     const checkpoints = await checkpointsOf(agent.id, runId);
     expect(checkpoints.map((c) => [c.step, c.after, c.tool_name])).toEqual([
@@ -59,7 +73,12 @@ describe("continue_from and fork", () => {
     const response = await continueRun(agent.id, run.id, { continue_from: first!.id, input: "Now something else" });
     expect(response.status).toBe(200);
     const fork = await response.json<Run>();
-    expect(fork).toMatchObject({ status: "completed", parent_run_id: run.id, forked_from_checkpoint: first!.id, output: "You said: Now something else" });
+    expect(fork).toMatchObject({
+      status: "completed",
+      parent_run_id: run.id,
+      forked_from_checkpoint: first!.id,
+      output: "You said: Now something else",
+    });
     expect(fork.id).not.toBe(run.id);
 
     const forkTranscript = await transcriptAt(run.session_id, fork.id);
@@ -79,7 +98,9 @@ describe("continue_from and fork", () => {
   it("forks a fork", async () => {
     const { agent, run } = await threeStepRun();
     const [first] = await checkpointsOf(agent.id, run.id);
-    const fork = await (await continueRun(agent.id, run.id, { continue_from: first!.id, input: "[[tool current_time {}]] fork one" })).json<Run>();
+    const fork = await (
+      await continueRun(agent.id, run.id, { continue_from: first!.id, input: "[[tool current_time {}]] fork one" })
+    ).json<Run>();
     expect(fork.status).toBe("completed");
     const [forkStep] = await checkpointsOf(agent.id, fork.id);
     expect(forkStep?.after).toBe("tool_result");
@@ -115,7 +136,12 @@ describe("continue_from and fork", () => {
     await runTurn(agent.id, { input: "one", session_id: sessionId });
     const second = await runTurn(agent.id, { input: "two", session_id: sessionId });
     const replaced = await (await continueRun(agent.id, second.id, { continue_from: "last_user", input: "deux" })).json<Run>();
-    expect(replaced).toMatchObject({ status: "completed", parent_run_id: second.id, forked_from_checkpoint: null, output: "You said: deux" });
+    expect(replaced).toMatchObject({
+      status: "completed",
+      parent_run_id: second.id,
+      forked_from_checkpoint: null,
+      output: "You said: deux",
+    });
     expect((await transcriptAt(sessionId, replaced.id)).map((m) => m.content)).toEqual([
       [{ type: "text", text: "one" }],
       [{ type: "text", text: "You said: one" }],
@@ -138,7 +164,12 @@ describe("continue_from and fork", () => {
   });
 
   it("refuses a cancelled run in place (409) but forks it from a checkpoint", async () => {
-    const agent = await createAgent({ tools: [{ type: "builtin", name: "current_time" }, { type: "client", name: "ask", parameters: { type: "object", properties: {} } }] });
+    const agent = await createAgent({
+      tools: [
+        { type: "builtin", name: "current_time" },
+        { type: "client", name: "ask", parameters: { type: "object", properties: {} } },
+      ],
+    });
     const paused = await runTurn(agent.id, { input: "[[tool current_time {}]] [[tool ask {}]] then ask" });
     expect(paused.status).toBe("paused");
     await api(`/v1/agents/${agent.id}/runs/${paused.id}/cancel`, { method: "POST" });
@@ -177,7 +208,10 @@ describe("continue_from and fork", () => {
     const agent = await createAgent();
     const run = await runTurn(agent.id, { input: "base" });
     const response = await continueRun(agent.id, run.id, {
-      input: [{ type: "text", text: "look at this" }, { type: "image", media_type: "image/png", data: TINY_PNG }],
+      input: [
+        { type: "text", text: "look at this" },
+        { type: "image", media_type: "image/png", data: TINY_PNG },
+      ],
     });
     expect(response.status).toBe(200);
     const fork = await response.json<Run>();

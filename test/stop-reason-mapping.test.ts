@@ -33,7 +33,13 @@ function anthropicAnswer(stop: string, details: unknown = null, blocks: RawMessa
 function chatAnswer(finish: string, delta: Record<string, unknown>) {
   const acc = new ChatAccumulator(noop, noop);
   const chunk = (d: Record<string, unknown>, finish_reason: string | null) =>
-    ({ id: "c", object: "chat.completion.chunk", created: 0, model: "m", choices: [{ index: 0, delta: d, finish_reason }] }) as unknown as ChatCompletionChunk;
+    ({
+      id: "c",
+      object: "chat.completion.chunk",
+      created: 0,
+      model: "m",
+      choices: [{ index: 0, delta: d, finish_reason }],
+    }) as unknown as ChatCompletionChunk;
   acc.add(chunk({ role: "assistant", ...delta }, null));
   acc.add(chunk({}, finish));
   return acc.result();
@@ -48,7 +54,11 @@ function responsesAnswer(response: Partial<Response>) {
 describe("stop reasons, from each vendor to the run's error", () => {
   it("Anthropic: max_tokens, model_context_window_exceeded, refusal (with its explanation), pause_turn", () => {
     expect(stoppedAnswer(anthropicAnswer("max_tokens"), 100)).toMatchObject({
-      error: { type: "output_truncated", retryable: false, message: expect.stringMatching(/max_output_tokens \(100\).*stop_reason max_tokens/) },
+      error: {
+        type: "output_truncated",
+        retryable: false,
+        message: expect.stringMatching(/max_output_tokens \(100\).*stop_reason max_tokens/),
+      },
       content: [{ type: "text", text: "Partial" }],
     });
     expect(stoppedAnswer(anthropicAnswer("model_context_window_exceeded"), 100)?.error).toMatchObject({
@@ -83,7 +93,10 @@ describe("stop reasons, from each vendor to the run's error", () => {
       incomplete_details: { reason: "max_output_tokens" },
       output: [message([{ type: "output_text", text: "Part", annotations: [] }])] as Response["output"],
     });
-    expect(stoppedAnswer(cut, 64)?.error).toMatchObject({ type: "output_truncated", message: expect.stringMatching(/incomplete \(max_output_tokens\)/) });
+    expect(stoppedAnswer(cut, 64)?.error).toMatchObject({
+      type: "output_truncated",
+      message: expect.stringMatching(/incomplete \(max_output_tokens\)/),
+    });
     const filtered = responsesAnswer({ status: "incomplete", incomplete_details: { reason: "content_filter" } });
     expect(stoppedAnswer(filtered, 64)?.error).toMatchObject({ type: "refused", message: expect.stringMatching(/content_filter/) });
     const refused = responsesAnswer({ output: [message([{ type: "refusal", refusal: "No." }])] as Response["output"] });
@@ -98,7 +111,12 @@ describe("stop reasons, from each vendor to the run's error", () => {
       output: [{ type: "reasoning", id: "rs_1", summary: [{ type: "summary_text", text: "hmm" }] }] as Response["output"],
     });
     expect(stoppedAnswer(thought, 64)).toMatchObject({ error: { type: "output_truncated" }, content: [{ type: "text", text: "" }] });
-    expect(stoppedAnswer(responsesAnswer({ output: [message([{ type: "output_text", text: "ok", annotations: [] }])] as Response["output"] }), 64)).toBeNull();
+    expect(
+      stoppedAnswer(
+        responsesAnswer({ output: [message([{ type: "output_text", text: "ok", annotations: [] }])] as Response["output"] }),
+        64,
+      ),
+    ).toBeNull();
   });
 
   it("Chat Completions: length, content_filter, a refusal, and an empty answer cut by length", () => {
@@ -106,7 +124,10 @@ describe("stop reasons, from each vendor to the run's error", () => {
       error: { type: "output_truncated", message: expect.stringMatching(/finish_reason length/) },
       content: [{ type: "text", text: "Part" }],
     });
-    expect(stoppedAnswer(chatAnswer("length", { content: "" }), 32)).toMatchObject({ error: { type: "output_truncated" }, content: [{ type: "text", text: "" }] });
+    expect(stoppedAnswer(chatAnswer("length", { content: "" }), 32)).toMatchObject({
+      error: { type: "output_truncated" },
+      content: [{ type: "text", text: "" }],
+    });
     expect(stoppedAnswer(chatAnswer("content_filter", { content: "Pa" }), 32)?.error).toMatchObject({
       type: "refused",
       message: expect.stringMatching(/finish_reason content_filter/),

@@ -35,47 +35,55 @@ describe.each(Object.entries(routes))("stop reasons, %s", (_route, baseUrl) => {
     expect(run.error?.message).toMatch(/max_output_tokens \(4096\)/);
     expect(run.output).toBe("You said: one ");
     expect(events.at(-1)).toMatchObject({ type: "run_error", data: { error: { type: "output_truncated", retryable: false } } });
-    expect(events.filter((e) => e.type === "content_delta").map((e) => e.data.text).join("")).toBe("You said: one ");
+    expect(
+      events
+        .filter((e) => e.type === "content_delta")
+        .map((e) => e.data.text)
+        .join(""),
+    ).toBe("You said: one ");
     expect(run.metrics.model_calls).toBe(1);
     expect(run.metrics.output_tokens).toBeGreaterThan(0);
   });
 
-  it.each(providers)("%s: a tool call cut mid-arguments is never executed; the transcript stays valid for the next turn", async (provider) => {
-    const bucket = crypto.randomUUID();
-    const agent = await createAgent({
-      provider,
-      base_url: baseUrl(provider),
-      tools: [
-        {
-          type: "webhook",
-          name: "get_weather",
-          parameters: { type: "object", properties: { city: { type: "string" } } },
-          url: `${env.TOOL_SERVER_URL}/echo/${bucket}`,
-        },
-      ],
-    });
-    const sessionId = `cut-${crypto.randomUUID()}`;
-    const { events, run } = await streamTurn(agent.id, {
-      input: '[[truncate]] [[tool get_weather {"city":"Paris"}]] weather?',
-      session_id: sessionId,
-    });
-    expect(run.status).toBe("error");
-    expect(run.error).toMatchObject({ type: "output_truncated", retryable: false });
-    expect(run.error?.message).toMatch(/no tool call of it was executed/);
-    expect(run.output).toBe("");
-    expect(run.metrics.tool_calls).toBe(0);
-    expect(events.map((e) => e.type)).not.toContain("tool_call_started");
-    expect(events.at(-1)).toMatchObject({ type: "run_error", data: { error: { type: "output_truncated" } } });
-    expect(await callsReceived<RecordedCall>(bucket)).toHaveLength(0);
-    const transcript = await transcriptOf(sessionId);
-    expect(transcript.map((m) => m.role)).toEqual(["user", "assistant"]);
-    expect(transcript[1]?.content.some((b) => b.type === "tool_call")).toBe(false);
+  it.each(providers)(
+    "%s: a tool call cut mid-arguments is never executed; the transcript stays valid for the next turn",
+    async (provider) => {
+      const bucket = crypto.randomUUID();
+      const agent = await createAgent({
+        provider,
+        base_url: baseUrl(provider),
+        tools: [
+          {
+            type: "webhook",
+            name: "get_weather",
+            parameters: { type: "object", properties: { city: { type: "string" } } },
+            url: `${env.TOOL_SERVER_URL}/echo/${bucket}`,
+          },
+        ],
+      });
+      const sessionId = `cut-${crypto.randomUUID()}`;
+      const { events, run } = await streamTurn(agent.id, {
+        input: '[[truncate]] [[tool get_weather {"city":"Paris"}]] weather?',
+        session_id: sessionId,
+      });
+      expect(run.status).toBe("error");
+      expect(run.error).toMatchObject({ type: "output_truncated", retryable: false });
+      expect(run.error?.message).toMatch(/no tool call of it was executed/);
+      expect(run.output).toBe("");
+      expect(run.metrics.tool_calls).toBe(0);
+      expect(events.map((e) => e.type)).not.toContain("tool_call_started");
+      expect(events.at(-1)).toMatchObject({ type: "run_error", data: { error: { type: "output_truncated" } } });
+      expect(await callsReceived<RecordedCall>(bucket)).toHaveLength(0);
+      const transcript = await transcriptOf(sessionId);
+      expect(transcript.map((m) => m.role)).toEqual(["user", "assistant"]);
+      expect(transcript[1]?.content.some((b) => b.type === "tool_call")).toBe(false);
 
-    const next = await runTurn(agent.id, { input: "and now?", session_id: sessionId });
-    expect(next.status).toBe("completed");
-    expect(next.output).toBe("You said: and now?");
-    expect(await callsReceived<RecordedCall>(bucket)).toHaveLength(0);
-  });
+      const next = await runTurn(agent.id, { input: "and now?", session_id: sessionId });
+      expect(next.status).toBe("completed");
+      expect(next.output).toBe("You said: and now?");
+      expect(await callsReceived<RecordedCall>(bucket)).toHaveLength(0);
+    },
+  );
 
   it.each(providers)("%s: a refusal ends the run with refused and what the model said", async (provider) => {
     const agent = await createAgent({ provider, base_url: baseUrl(provider) });

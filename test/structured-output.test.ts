@@ -22,11 +22,7 @@ const UNSATISFIABLE = {
   required: ["code"],
 };
 
-const PROVIDERS = [
-  { provider: "mock" },
-  { provider: "openai", base_url: "mock:" },
-  { provider: "openai-chat", base_url: "mock:" },
-];
+const PROVIDERS = [{ provider: "mock" }, { provider: "openai", base_url: "mock:" }, { provider: "openai-chat", base_url: "mock:" }];
 
 const typesOf = (events: RunEvent[]) => events.map((e) => e.type);
 const ofType = (events: RunEvent[], type: string) => events.filter((e) => e.type === type);
@@ -134,7 +130,10 @@ describe("structured output", () => {
 
   it("gives a plain agent structured output for one run", async () => {
     const agent = await createAgent();
-    const run = await runTurn(agent.id, { input: "hello", output_schema: { type: "object", properties: { ok: { type: "boolean" } }, required: ["ok"] } });
+    const run = await runTurn(agent.id, {
+      input: "hello",
+      output_schema: { type: "object", properties: { ok: { type: "boolean" } }, required: ["ok"] },
+    });
     expect(run).toMatchObject({ status: "completed", output: { ok: true } });
     const plain = await runTurn(agent.id, { input: "hello", session_id: run.session_id });
     expect(plain.output).toBe("You said: hello");
@@ -173,7 +172,9 @@ describe("structured output", () => {
     expect(response.status).toBe(400);
     const body = await response.json<{ error: { type: string; details: { fields: { path: string; message: string }[] } } }>();
     expect(body.error.type).toBe("invalid_request");
-    expect(body.error.details.fields).toEqual([{ path: "output_schema", message: "has 25 optional properties (not in required); Anthropic's structured outputs take at most 24" }]);
+    expect(body.error.details.fields).toEqual([
+      { path: "output_schema", message: "has 25 optional properties (not in required); Anthropic's structured outputs take at most 24" },
+    ]);
     expect(await tableCounts()).toEqual(before);
   });
 
@@ -199,7 +200,14 @@ describe("structured output", () => {
     // A later turn sends that history and is validated on its own.
     const next = await runTurn(agent.id, { input: "[[json]] again", session_id: run.session_id });
     expect(next).toMatchObject({ status: "completed", output: { name: "sample", age: 1, tags: ["sample"] } });
-    expect((await transcriptOf(run.session_id)).map((m) => m.role)).toEqual(["user", "assistant", "tool", "assistant", "user", "assistant"]);
+    expect((await transcriptOf(run.session_id)).map((m) => m.role)).toEqual([
+      "user",
+      "assistant",
+      "tool",
+      "assistant",
+      "user",
+      "assistant",
+    ]);
   });
 
   it("accepts an agent output_schema, refusing one the validator cannot apply", async () => {
@@ -211,6 +219,9 @@ describe("structured output", () => {
     });
     expect(bad.status).toBe(400);
     const body = await bad.json<{ error: { details: { fields: { path: string; message: string }[] } } }>();
-    expect(body.error.details.fields[0]).toMatchObject({ path: "output_schema", message: expect.stringMatching(/not a valid regular expression/) });
+    expect(body.error.details.fields[0]).toMatchObject({
+      path: "output_schema",
+      message: expect.stringMatching(/not a valid regular expression/),
+    });
   });
 });

@@ -18,7 +18,11 @@ describe("tenant isolation", () => {
       ["POST", `/v1/agents/${agent.id}/runs`, { input: "hi" }],
       ["GET", `/v1/agents/${agent.id}/runs/${run}`],
       ["POST", `/v1/agents/${agent.id}/runs/${run}/cancel`],
-      ["POST", `/v1/agents/${agent.id}/runs/${run}/continue`, { tool_results: [{ tool_call_id: paused.required_actions[0]!.tool_call_id, output: "x" }] }],
+      [
+        "POST",
+        `/v1/agents/${agent.id}/runs/${run}/continue`,
+        { tool_results: [{ tool_call_id: paused.required_actions[0]!.tool_call_id, output: "x" }] },
+      ],
       ["GET", `/v1/sessions/${session}`],
       ["GET", `/v1/sessions/${session}/transcript`],
       ["DELETE", `/v1/sessions/${session}`],
@@ -29,7 +33,9 @@ describe("tenant isolation", () => {
       expect((await response.json<{ error: { type: string } }>()).error.type).toBe("not_found");
     }
     const lists = await Promise.all(
-      [`/v1/agents`, `/v1/sessions`, `/v1/agents/${agent.id}/runs`].map(async (p) => (await api(p, {}, tokenB)).json<{ data: unknown[] }>()),
+      [`/v1/agents`, `/v1/sessions`, `/v1/agents/${agent.id}/runs`].map(async (p) =>
+        (await api(p, {}, tokenB)).json<{ data: unknown[] }>(),
+      ),
     );
     expect(lists.map((l) => l.data)).toEqual([[], [], []]);
 

@@ -8,7 +8,9 @@ const stubOf = (sessionId: string) => env.SESSION.get(env.SESSION.idFromName(`de
 const ask = { type: "client", name: "ask", parameters: { type: "object", properties: {} } };
 
 async function answer(agentId: string, run: Run, toolCallId: string, output: string): Promise<Run> {
-  const response = await api(`/v1/agents/${agentId}/runs/${run.id}/continue`, { body: { tool_results: [{ tool_call_id: toolCallId, output }] } });
+  const response = await api(`/v1/agents/${agentId}/runs/${run.id}/continue`, {
+    body: { tool_results: [{ tool_call_id: toolCallId, output }] },
+  });
   expect(response.status).toBe(200);
   return response.json<Run>();
 }
@@ -28,7 +30,12 @@ describe("the tool-result ledger", () => {
     await runInDurableObject(stubOf(sessionId), (_instance, state) => {
       for (const table of ["messages", "runs"]) {
         const column = table === "messages" ? "content" : "body";
-        state.storage.sql.exec(`UPDATE ${table} SET ${column} = replace(${column}, ?, ?) WHERE ${table === "messages" ? "run_id" : "id"} = ?`, own, reused, second.id);
+        state.storage.sql.exec(
+          `UPDATE ${table} SET ${column} = replace(${column}, ?, ?) WHERE ${table === "messages" ? "run_id" : "id"} = ?`,
+          own,
+          reused,
+          second.id,
+        );
       }
     });
     // Stored messages are never rewritten, so an object keeps them parsed: a new instance reads the edited rows.
@@ -37,6 +44,8 @@ describe("the tool-result ledger", () => {
     expect(done.status).toBe("completed");
     expect(done.output).toContain("ask returned: second answer");
     const results = (await transcriptOf(sessionId)).filter((m) => m.run_id === second.id && m.role === "tool");
-    expect(results.map((m) => m.content)).toEqual([[{ type: "tool_result", tool_call_id: reused, output: "second answer", is_error: false }]]);
+    expect(results.map((m) => m.content)).toEqual([
+      [{ type: "tool_result", tool_call_id: reused, output: "second answer", is_error: false }],
+    ]);
   });
 });

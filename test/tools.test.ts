@@ -94,7 +94,9 @@ describe("builtin tools", () => {
 describe("client tools", () => {
   it("pauses the run with required_actions and resumes it in place with the results", async () => {
     const agent = await createAgent({
-      tools: [{ type: "client", name: "ask_user", description: "ask", parameters: { type: "object", properties: { q: { type: "string" } } } }],
+      tools: [
+        { type: "client", name: "ask_user", description: "ask", parameters: { type: "object", properties: { q: { type: "string" } } } },
+      ],
     });
     const paused = await runTurn(agent.id, { input: '[[tool ask_user {"q":"name?"}]] hello' });
     expect(paused.status).toBe("paused");
@@ -117,7 +119,12 @@ describe("client tools", () => {
     });
     expect(resumed.status).toBe(200);
     const run = await resumed.json<Run>();
-    expect(run).toMatchObject({ id: paused.id, status: "completed", output: "You said: hello\nask_user returned: Ada", required_actions: [] });
+    expect(run).toMatchObject({
+      id: paused.id,
+      status: "completed",
+      output: "You said: hello\nask_user returned: Ada",
+      required_actions: [],
+    });
     expect(run.metrics).toMatchObject({ model_calls: 2, tool_calls: 1 });
 
     const again = await api(`/v1/agents/${agent.id}/runs/${paused.id}/continue`, {

@@ -90,7 +90,14 @@ describe("the daily usage roll-up and GET /v1/usage", () => {
     await rollUpUsage(env.DB, date);
     expect(await usage(`?from=${date}&to=${date}`, token)).toEqual([
       day(date, "billing", { runs: 1, input_tokens: 50, output_tokens: 7, cost_usd: null }),
-      day(date, "support", { runs: 3, input_tokens: 4_010, output_tokens: 605, cache_read_tokens: 600, cache_write_tokens: 100, cost_usd: 0.03 }),
+      day(date, "support", {
+        runs: 3,
+        input_tokens: 4_010,
+        output_tokens: 605,
+        cache_read_tokens: 600,
+        cache_write_tokens: 100,
+        cost_usd: 0.03,
+      }),
     ]);
 
     await rollUpUsage(env.DB, "2025-03-15");
@@ -118,12 +125,16 @@ describe("the daily usage roll-up and GET /v1/usage", () => {
     await rollUpUsage(env.DB, date);
     expect(await usage(`?from=${date}&to=${date}`, token)).toEqual(first);
     expect(first).toEqual([day(date, "support", { runs: 2, input_tokens: 300, output_tokens: 30, cost_usd: 0.003 })]);
-    const stored = await env.DB.prepare("SELECT COUNT(*) AS n FROM usage_daily WHERE tenant = ? AND date = ?").bind(tenant, date).first<{ n: number }>();
+    const stored = await env.DB.prepare("SELECT COUNT(*) AS n FROM usage_daily WHERE tenant = ? AND date = ?")
+      .bind(tenant, date)
+      .first<{ n: number }>();
     expect(stored?.n).toBe(1);
 
     // The run went on after the first roll-up: the next one counts its new totals, once.
     const later = { ...emptyMetrics(), ...tokens(500, 50, 0, 0, 0.004) };
-    await env.DB.prepare("UPDATE runs SET body = json_set(body, '$.metrics', json(?)) WHERE id = ?").bind(JSON.stringify(later), runId).run();
+    await env.DB.prepare("UPDATE runs SET body = json_set(body, '$.metrics', json(?)) WHERE id = ?")
+      .bind(JSON.stringify(later), runId)
+      .run();
     await rollUpUsage(env.DB, date);
     expect(await usage(`?from=${date}&to=${date}`, token)).toEqual([
       day(date, "support", { runs: 2, input_tokens: 700, output_tokens: 70, cost_usd: 0.006 }),
@@ -138,8 +149,12 @@ describe("the daily usage roll-up and GET /v1/usage", () => {
     await fixtureRun(b, "support", `${date}T09:00:00.000Z`, tokens(999, 99));
     await rollUpUsage(env.DB, date);
 
-    expect(await usage(`?from=${date}&to=${date}`, tokenA)).toEqual([day(date, "support", { runs: 1, input_tokens: 100, output_tokens: 10 })]);
-    expect(await usage(`?from=${date}&to=${date}`, tokenB)).toEqual([day(date, "support", { runs: 1, input_tokens: 999, output_tokens: 99 })]);
+    expect(await usage(`?from=${date}&to=${date}`, tokenA)).toEqual([
+      day(date, "support", { runs: 1, input_tokens: 100, output_tokens: 10 }),
+    ]);
+    expect(await usage(`?from=${date}&to=${date}`, tokenB)).toEqual([
+      day(date, "support", { runs: 1, input_tokens: 999, output_tokens: 99 }),
+    ]);
     expect(await usage(`?from=${date}&to=${date}&agent_id=support`, tokenC)).toEqual([]);
   });
 
@@ -170,7 +185,10 @@ describe("the daily usage roll-up and GET /v1/usage", () => {
     // The agent is priced: both runs have a cost, and the day's row is their sum.
     const costs = runs.map((r) => r.metrics.cost_usd);
     expect(costs.every((c) => typeof c === "number" && c > 0)).toBe(true);
-    expect(row?.cost_usd).toBeCloseTo((costs as number[]).reduce((x, y) => x + y, 0), 9);
+    expect(row?.cost_usd).toBeCloseTo(
+      (costs as number[]).reduce((x, y) => x + y, 0),
+      9,
+    );
   });
 
   it("rolls up yesterday and today for the Cron trigger", async () => {
@@ -191,7 +209,11 @@ describe("the daily usage roll-up and GET /v1/usage", () => {
     const tenant = uniqueTenant();
     const token = await createTenantToken(tenant);
     const end = today();
-    for (const [offset, input] of [[0, 1], [-29, 2], [-30, 3]] as const) {
+    for (const [offset, input] of [
+      [0, 1],
+      [-29, 2],
+      [-30, 3],
+    ] as const) {
       const date = shift(end, offset);
       await fixtureRun(tenant, "support", `${date}T12:00:00.000Z`, tokens(input, 0));
       await rollUpUsage(env.DB, date);

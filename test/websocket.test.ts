@@ -51,9 +51,19 @@ describe("GET /v1/sessions/{session_id}/ws", () => {
   it("answers a bad message with an error frame and keeps the socket open", async () => {
     const { agent, sessionId } = await sessionWithRun("ws-bad");
     const socket = await openSocket(sessionId);
-    for (const bad of ["not json", '{"type":"subscribe","after":-1}', '{"type":"subscribe"}', '{"type":"dance"}', '{"type":"ping","extra":1}', "[]"]) {
+    for (const bad of [
+      "not json",
+      '{"type":"subscribe","after":-1}',
+      '{"type":"subscribe"}',
+      '{"type":"dance"}',
+      '{"type":"ping","extra":1}',
+      "[]",
+    ]) {
       socket.send(bad);
-      const frame = JSON.parse(await socket.nextMessage()) as { type: string; error: { type: string; message: string; details: { fields: unknown[] } } };
+      const frame = JSON.parse(await socket.nextMessage()) as {
+        type: string;
+        error: { type: string; message: string; details: { fields: unknown[] } };
+      };
       expect(frame.type, bad).toBe("error");
       expect(frame.error.type, bad).toBe("invalid_request");
       expect(frame.error.message, bad).toBeTruthy();
@@ -93,7 +103,11 @@ describe("GET /v1/sessions/{session_id}/ws", () => {
     const runId = head[0]!.run_id;
     socket.send(JSON.stringify({ type: "subscribe", after: head[0]!.seq }));
     // Live events may reach the socket before the server takes the subscribe: the ack marks where its replay begins.
-    for (let message = await socket.nextMessage(); message !== `{"type":"subscribed","after":${head[0]!.seq}}`; message = await socket.nextMessage()) {
+    for (
+      let message = await socket.nextMessage();
+      message !== `{"type":"subscribed","after":${head[0]!.seq}}`;
+      message = await socket.nextMessage()
+    ) {
       expect(JSON.parse(message)).toHaveProperty("seq");
     }
     const received = await socket.eventsUntil(ends(runId));

@@ -28,12 +28,14 @@ export async function createTenant(origin, adminToken, tenant) {
     used += count;
     return token;
   };
-  const callAt = (base) => async (method, path, body, headers = {}) =>
-    fetch(`${base}${path}`, {
-      method,
-      headers: { authorization: `Bearer ${await tokenFor()}`, "content-type": "application/json", ...headers },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
+  const callAt =
+    (base) =>
+    async (method, path, body, headers = {}) =>
+      fetch(`${base}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${await tokenFor()}`, "content-type": "application/json", ...headers },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
   /** The same tenant calling another address of the same Agentry (its Worker's own socket). */
   const at = (base) => ({ tokenFor, call: callAt(base) });
   return { tokenFor, call: callAt(origin), at };
@@ -83,8 +85,7 @@ export async function readSse(response, onFrame) {
   for await (const chunk of response.body) {
     const at = now();
     buffer += decoder.decode(chunk, { stream: true });
-    let end;
-    while ((end = buffer.indexOf("\n\n")) >= 0) {
+    for (let end = buffer.indexOf("\n\n"); end >= 0; end = buffer.indexOf("\n\n")) {
       const raw = buffer.slice(0, end);
       buffer = buffer.slice(end + 2);
       const frame = { id: null, event: null, data: "", at };

@@ -35,7 +35,12 @@ export async function freePort() {
 export async function startAgentry({ dir, secrets, inspectorPort = null }) {
   const persist = join(dir, "state");
   const envFile = join(dir, "bench.env");
-  writeFileSync(envFile, Object.entries(secrets).map(([k, v]) => `${k}=${v}\n`).join(""));
+  writeFileSync(
+    envFile,
+    Object.entries(secrets)
+      .map(([k, v]) => `${k}=${v}\n`)
+      .join(""),
+  );
   const migrate = spawnSync("wrangler", ["d1", "migrations", "apply", "DB", "--local", "--persist-to", persist], {
     env: wranglerEnv,
     encoding: "utf8",
@@ -45,10 +50,22 @@ export async function startAgentry({ dir, secrets, inspectorPort = null }) {
   const port = await freePort();
   const logPath = join(dir, "wrangler.log");
   const logFile = createWriteStream(logPath);
-  const args = ["dev", "--ip", "127.0.0.1", "--port", String(port), "--persist-to", persist, "--env-file", envFile,
-    "--var", "ENVIRONMENT:development", "--show-interactive-dev-session=false",
+  const args = [
+    "dev",
+    "--ip",
+    "127.0.0.1",
+    "--port",
+    String(port),
+    "--persist-to",
+    persist,
+    "--env-file",
+    envFile,
+    "--var",
+    "ENVIRONMENT:development",
+    "--show-interactive-dev-session=false",
     // Profiled code is left unminified, so that the profile names functions and esbuild's `// path` comments place them.
-    ...(inspectorPort ? ["--inspector-port", String(inspectorPort), "--minify", "false"] : [])];
+    ...(inspectorPort ? ["--inspector-port", String(inspectorPort), "--minify", "false"] : []),
+  ];
   const child = spawn("wrangler", args, { env: wranglerEnv, detached: true, stdio: ["ignore", "pipe", "pipe"] });
   child.stdout.pipe(logFile);
   child.stderr.pipe(logFile);

@@ -31,9 +31,11 @@ async function streamOnce(client, messages) {
   }
   const content = blocks
     .map((block, i) =>
-      block.type === "tool_use" ? { type: "tool_use", id: block.id, name: block.name, input: json[i] ? JSON.parse(json[i]) : {} }
-        : block.type === "text" ? { type: "text", text: block.text }
-        : block,
+      block.type === "tool_use"
+        ? { type: "tool_use", id: block.id, name: block.name, input: json[i] ? JSON.parse(json[i]) : {} }
+        : block.type === "text"
+          ? { type: "text", text: block.text }
+          : block,
     )
     // The API refuses a text block of whitespace sent back (as the offline model does): drop it, as Agentry does.
     .filter((block) => block.type !== "text" || block.text.trim() !== "");
@@ -52,7 +54,10 @@ export async function bareRun(client, input, maxSteps = 25) {
     messages.push({ role: "assistant", content });
     const calls = content.filter((block) => block.type === "tool_use");
     if (stopReason !== "tool_use" || calls.length === 0) {
-      const output = content.filter((block) => block.type === "text").map((block) => block.text).join("");
+      const output = content
+        .filter((block) => block.type === "text")
+        .map((block) => block.text)
+        .join("");
       return { startedAt, endedAt: now(), output, modelCalls: step };
     }
     messages.push({

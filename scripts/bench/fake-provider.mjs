@@ -13,7 +13,14 @@ export async function startFakeProvider() {
   let latencyMs = 0;
   const log = [];
   const server = await serveFetch(async (request) => {
-    const entry = { arrivedAt: now(), firstByteAt: null, firstTextAt: null, endedAt: null, status: 0, bytes: Number(request.headers.get("content-length") ?? 0) };
+    const entry = {
+      arrivedAt: now(),
+      firstByteAt: null,
+      firstTextAt: null,
+      endedAt: null,
+      status: 0,
+      bytes: Number(request.headers.get("content-length") ?? 0),
+    };
     log.push(entry);
     if (latencyMs > 0) await sleep(latencyMs);
     const response = await handleMockModel(request);

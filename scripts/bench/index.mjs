@@ -13,12 +13,17 @@ import { startStack } from "./stack.mjs";
 import { blast, busyDecision, concurrent, devProxyHop, interleaved, longSession, streaming, TOOL_STEPS } from "./measures.mjs";
 import { renderReport } from "./report.mjs";
 
-const { values: args } = parseArgs({ options: { quick: { type: "boolean", default: false }, out: { type: "string", default: "BENCHMARKS.md" } } });
+const { values: args } = parseArgs({
+  options: { quick: { type: "boolean", default: false }, out: { type: "string", default: "BENCHMARKS.md" } },
+});
 const plan = args.quick
   ? { warmup: 2, runs: 5, busy: 5, blasts: 1, concurrent: [20], turns: 100, streamed: 5 }
   : { warmup: 5, runs: 30, busy: 30, blasts: 10, concurrent: [20, 200], turns: 500, streamed: 30 };
 
-const load = () => loadavg().map((v) => v.toFixed(2)).join(" ");
+const load = () =>
+  loadavg()
+    .map((v) => v.toFixed(2))
+    .join(" ");
 const step = (what) => console.log(`[bench ${new Date().toISOString().slice(11, 19)}] ${what}`);
 const machine = {
   nproc: cpus().length,
@@ -33,7 +38,7 @@ const dir = mkdtempSync(join(tmpdir(), "agentry-bench-"));
 const ctx = { failures: [] };
 const report = {
   command: `npm run bench${args.quick ? " -- --quick" : ""}`,
-  date: new Date().toISOString().slice(0, 16).replace("T", " ") + " UTC",
+  date: `${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC`,
   quick: args.quick,
   machine,
   steps: TOOL_STEPS,
@@ -92,7 +97,9 @@ if (report.series && report.busy && report.blast && report.concurrent && report.
     "Whole-run times are client-side (Node's fetch to 127.0.0.1); before / gaps / after come from the fake provider's clock, in the same process.",
   );
   if (Number(machine.loadStart.split(" ")[0]) > machine.nproc / 2) {
-    report.notes.push(`The machine was busy (load ${machine.loadStart} on ${machine.nproc} cores): every Agentry figure is inflated by it, the bare loop's much less.`);
+    report.notes.push(
+      `The machine was busy (load ${machine.loadStart} on ${machine.nproc} cores): every Agentry figure is inflated by it, the bare loop's much less.`,
+    );
   }
   const markdown = renderReport(report);
   writeFileSync(args.out, markdown);

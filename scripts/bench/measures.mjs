@@ -10,7 +10,9 @@ import { median, now, p95, sleep, sum } from "./stats.mjs";
 /** Five `current_time` calls, one per model answer, then a final text: 6 model calls. */
 export const TOOL_STEPS = 5;
 export const TOOL_INPUT = "[[tool current_time {}]] ".repeat(TOOL_STEPS).trim();
-const TOOL_ANSWER = new RegExp(`^(current_time returned: \\{"utc":"[^"]+"\\}\\n){${TOOL_STEPS - 1}}current_time returned: \\{"utc":"[^"]+"\\}$`);
+const TOOL_ANSWER = new RegExp(
+  `^(current_time returned: \\{"utc":"[^"]+"\\}\\n){${TOOL_STEPS - 1}}current_time returned: \\{"utc":"[^"]+"\\}$`,
+);
 
 const fail = (ctx, what) => {
   ctx.failures.push(what);
@@ -41,7 +43,13 @@ async function agentryToolRun(ctx, label) {
   const cpu = cpuDelta(cpuBefore, groupCpu(ctx.agentry.group));
   const ok = checkToolRun(ctx, label, turn);
   const requests = ctx.provider.since(mark);
-  return { ok, ms: turn.endedAt - turn.startedAt, parts: decompose(turn.startedAt, turn.endedAt, requests), cpu, selfMs: (self.user + self.system) / 1000 };
+  return {
+    ok,
+    ms: turn.endedAt - turn.startedAt,
+    parts: decompose(turn.startedAt, turn.endedAt, requests),
+    cpu,
+    selfMs: (self.user + self.system) / 1000,
+  };
 }
 
 /** One bare SDK tool run, with the provider's records. */
@@ -61,7 +69,12 @@ async function bareToolRun(ctx, label) {
     return { ok: false };
   }
   const requests = ctx.provider.since(mark);
-  return { ok: true, ms: result.endedAt - result.startedAt, parts: decompose(result.startedAt, result.endedAt, requests), selfMs: (self.user + self.system) / 1000 };
+  return {
+    ok: true,
+    ms: result.endedAt - result.startedAt,
+    parts: decompose(result.startedAt, result.endedAt, requests),
+    selfMs: (self.user + self.system) / 1000,
+  };
 }
 
 const summarise = (samples) => {
@@ -76,7 +89,9 @@ const summarise = (samples) => {
     after: median(pick((s) => s.parts?.after)),
     selfCpu: median(pick((s) => s.selfMs)),
     runtimeCpu: ok[0]?.cpu ? sum(pick((s) => s.cpu?.total)) / ok.length : null,
-    runtimeCpuByName: ok[0]?.cpu ? Object.fromEntries(Object.keys(ok[0].cpu.byName).map((n) => [n, sum(pick((s) => s.cpu.byName[n] ?? 0)) / ok.length])) : null,
+    runtimeCpuByName: ok[0]?.cpu
+      ? Object.fromEntries(Object.keys(ok[0].cpu.byName).map((n) => [n, sum(pick((s) => s.cpu.byName[n] ?? 0)) / ok.length]))
+      : null,
   };
 };
 
@@ -98,7 +113,11 @@ export async function interleaved(ctx, latencyMs, warmup, runs) {
 
 /** Opens a turn that waits a minute for its first token; resolves once its model call is in flight. */
 async function holdSession(ctx, sessionId) {
-  const response = await ctx.tenant.call("POST", `/v1/agents/${ctx.agentId}/runs`, { input: "[[slow 60000]] hold", session_id: sessionId, stream: true });
+  const response = await ctx.tenant.call("POST", `/v1/agents/${ctx.agentId}/runs`, {
+    input: "[[slow 60000]] hold",
+    session_id: sessionId,
+    stream: true,
+  });
   if (response.status !== 200) throw new Error(`holding turn: HTTP ${response.status} ${await response.text()}`);
   let runId = null;
   await readSse(response, (frame) => {
@@ -115,7 +134,9 @@ async function cancelRun(ctx, runId) {
 }
 
 const isBusy = (turn, activeRunId) =>
-  turn.status === 409 && turn.run?.error?.type === "session_busy" && (activeRunId === undefined || turn.run.error.details?.active_run_id === activeRunId);
+  turn.status === 409 &&
+  turn.run?.error?.type === "session_busy" &&
+  (activeRunId === undefined || turn.run.error.details?.active_run_id === activeRunId);
 
 /**
  * p50 of the time to a `409 session_busy` for a second turn on a session whose turn is in a model
@@ -158,7 +179,10 @@ export async function blast(ctx, blasts, size) {
     const busy = results.filter((turn) => isBusy(turn, active));
     if (accepted.length === 1 && busy.length === size - 1 && accepted[0].run?.id === active) exact += 1;
     else {
-      const statuses = results.map((turn) => turn.status).sort().join(",");
+      const statuses = results
+        .map((turn) => turn.status)
+        .sort()
+        .join(",");
       fail(ctx, `blast ${b + 1}: ${accepted.length} accepted, ${busy.length} session_busy of ${size} (statuses ${statuses.slice(0, 200)})`);
     }
   }
@@ -189,13 +213,16 @@ export async function longSession(ctx, turns) {
   const bytes = [];
   const own = [];
   for (let t = 1; t <= turns; t += 1) {
-    const input = `Turn ${t}. ${FILLER.repeat(Math.ceil(2048 / FILLER.length))}`.slice(0, 2048) + " [[words 50]]";
+    const input = `${`Turn ${t}. ${FILLER.repeat(Math.ceil(2048 / FILLER.length))}`.slice(0, 2048)} [[words 50]]`;
     const mark = ctx.provider.mark();
     const turn = await runTurn(ctx.tenant, ctx.agentId, input, { session_id: sessionId });
     const calls = ctx.provider.since(mark);
     bytes.push(calls[0]?.bytes ?? 0);
     if (turn.status !== 200 || turn.run?.status !== "completed" || turn.run.output.split(" ").length !== 50) {
-      fail(ctx, `turn ${t} of one session: HTTP ${turn.status} ${JSON.stringify(turn.run?.error ?? turn.error ?? turn.run?.output).slice(0, 200)}`);
+      fail(
+        ctx,
+        `turn ${t} of one session: HTTP ${turn.status} ${JSON.stringify(turn.run?.error ?? turn.error ?? turn.run?.output).slice(0, 200)}`,
+      );
       break;
     }
     times.push(turn.endedAt - turn.startedAt);

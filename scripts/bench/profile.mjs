@@ -13,7 +13,11 @@ import { TOOL_INPUT } from "./measures.mjs";
 import { startStack } from "./stack.mjs";
 
 const { values: args } = parseArgs({
-  options: { runs: { type: "string", default: "30" }, latency: { type: "string", default: "20" }, warmup: { type: "string", default: "5" } },
+  options: {
+    runs: { type: "string", default: "30" },
+    latency: { type: "string", default: "20" },
+    warmup: { type: "string", default: "5" },
+  },
 });
 const runs = Number(args.runs);
 const dir = mkdtempSync(join(tmpdir(), "agentry-profile-"));
@@ -58,7 +62,9 @@ async function inspect(port) {
  */
 function bundleModules() {
   const root = ".wrangler/tmp";
-  const dirs = readdirSync(root).filter((d) => d.startsWith("dev-")).map((d) => join(root, d, "index.js"));
+  const dirs = readdirSync(root)
+    .filter((d) => d.startsWith("dev-"))
+    .map((d) => join(root, d, "index.js"));
   const newest = dirs.filter((f) => statSync(f, { throwIfNoEntry: false })).sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs)[0];
   if (!newest) return () => null;
   const starts = [];
@@ -115,7 +121,8 @@ try {
   stack.provider.setLatency(Number(args.latency));
   const check = async (label) => {
     const turn = await runTurn(stack.tenant, stack.agentId, TOOL_INPUT);
-    if (turn.status !== 200 || turn.run?.status !== "completed") throw new Error(`${label}: HTTP ${turn.status} ${JSON.stringify(turn.run ?? turn.error).slice(0, 300)}`);
+    if (turn.status !== 200 || turn.run?.status !== "completed")
+      throw new Error(`${label}: HTTP ${turn.status} ${JSON.stringify(turn.run ?? turn.error).slice(0, 300)}`);
     return turn.endedAt - turn.startedAt;
   };
   for (let i = 0; i < Number(args.warmup); i += 1) await check(`warm-up run ${i + 1}`);
@@ -133,7 +140,9 @@ try {
   writeFileSync(file, JSON.stringify(profile));
   const { byFunction, byPackage } = selfTimes(profile, moduleOf);
   const perRun = (ms) => (ms / runs).toFixed(2).padStart(8);
-  console.log(`\nmedian run ${times.sort((a, b) => a - b)[Math.floor(times.length / 2)].toFixed(1)} ms; self time per run (ms), by package or src/ folder:`);
+  console.log(
+    `\nmedian run ${times.sort((a, b) => a - b)[Math.floor(times.length / 2)].toFixed(1)} ms; self time per run (ms), by package or src/ folder:`,
+  );
   for (const [name, ms] of byPackage) console.log(`${perRun(ms)}  ${name}`);
   console.log("\nby function:");
   for (const [name, ms] of byFunction) console.log(`${perRun(ms)}  ${name}`);

@@ -33,33 +33,46 @@ export function renderReport(r) {
     const { agentry: a, bare: b, latencyMs } = s;
     const ratio = a.median / b.median;
     const perStep = (a.median - b.median) / r.steps;
-    const cpu = a.runtimeCpuByName ? Object.entries(a.runtimeCpuByName).filter(([, v]) => v > 0.05).map(([n, v]) => `${n} ${v.toFixed(1)}`).join(", ") : "";
+    const cpu = a.runtimeCpuByName
+      ? Object.entries(a.runtimeCpuByName)
+          .filter(([, v]) => v > 0.05)
+          .map(([n, v]) => `${n} ${v.toFixed(1)}`)
+          .join(", ")
+      : "";
     lines.push(`## Tool run, L = ${latencyMs} ms`, "");
     lines.push(
-      table(["figure", "bare SDK loop", "Agentry", "target", "met"], [
-        ["whole run, median", ms(b.median), ms(a.median), "", ""],
-        ["whole run, p95", ms(b.p95), ms(a.p95), "", ""],
-        ["ratio of medians vs bare", "–", x(ratio), "≤ ×1.10", met(ratio, 1.1)],
-        [`(median − bare) / ${r.steps} steps`, "–", ms(perStep), "≤ 3 ms", met(perStep, 3)],
-        ["before the first model call (median)", ms(b.before), ms(a.before), "≤ 3 ms", met(a.before, 3)],
-        [`sum of the ${r.steps} gaps between model calls (median)`, ms(b.gaps), ms(a.gaps), "≤ 15 ms + tool time", met(a.gaps, 15)],
-        ["after the last model call (median)", ms(b.after), ms(a.after), "≤ 3 ms", met(a.after, 3)],
+      table(
+        ["figure", "bare SDK loop", "Agentry", "target", "met"],
         [
-          "runtime CPU per run (wrangler/workerd process group, /proc)",
-          "–",
-          a.runtimeCpu === null ? "– (no /proc)" : `${ms(a.runtimeCpu)}${cpu ? ` (${cpu})` : ""}`,
-          "≤ 20 ms",
-          met(a.runtimeCpu, 20),
+          ["whole run, median", ms(b.median), ms(a.median), "", ""],
+          ["whole run, p95", ms(b.p95), ms(a.p95), "", ""],
+          ["ratio of medians vs bare", "–", x(ratio), "≤ ×1.10", met(ratio, 1.1)],
+          [`(median − bare) / ${r.steps} steps`, "–", ms(perStep), "≤ 3 ms", met(perStep, 3)],
+          ["before the first model call (median)", ms(b.before), ms(a.before), "≤ 3 ms", met(a.before, 3)],
+          [`sum of the ${r.steps} gaps between model calls (median)`, ms(b.gaps), ms(a.gaps), "≤ 15 ms + tool time", met(a.gaps, 15)],
+          ["after the last model call (median)", ms(b.after), ms(a.after), "≤ 3 ms", met(a.after, 3)],
+          [
+            "runtime CPU per run (wrangler/workerd process group, /proc)",
+            "–",
+            a.runtimeCpu === null ? "– (no /proc)" : `${ms(a.runtimeCpu)}${cpu ? ` (${cpu})` : ""}`,
+            "≤ 20 ms",
+            met(a.runtimeCpu, 20),
+          ],
+          ["bench process CPU per run (client + fake provider, median)", ms(b.selfCpu), ms(a.selfCpu), "", ""],
         ],
-        ["bench process CPU per run (client + fake provider, median)", ms(b.selfCpu), ms(a.selfCpu), "", ""],
-      ]),
+      ),
       "",
     );
   }
   lines.push("## Sessions, concurrency, streaming, bundle", "");
   const rows = [];
   const single = r.series.find((s) => s.latencyMs === 20)?.agentry.median;
-  rows.push(["second turn on a busy session → 409, p50 (p95)", `${ms(r.busy.p50)} (${ms(r.busy.p95)}), ${r.busy.samples} tries`, "p50 ≤ 2 ms", met(r.busy.p50, 2)]);
+  rows.push([
+    "second turn on a busy session → 409, p50 (p95)",
+    `${ms(r.busy.p50)} (${ms(r.busy.p95)}), ${r.busy.samples} tries`,
+    "p50 ≤ 2 ms",
+    met(r.busy.p50, 2),
+  ]);
   if (r.busyDirect && r.hop) {
     rows.push([
       "the same, straight to the Worker's own socket in workerd (without wrangler dev's proxy)",
@@ -105,9 +118,24 @@ export function renderReport(r) {
       "",
     ]);
   }
-  rows.push(["first streamed token (SSE) after the model's first text byte, p50 (p95)", `${ms(r.streaming.ttftP50)} (${ms(r.streaming.ttftP95)})`, "", ""]);
-  rows.push(["reconnect with Last-Event-ID: first replayed frame, p50 (p95)", `${ms(r.streaming.reconnectP50)} (${ms(r.streaming.reconnectP95)})`, "", ""]);
-  rows.push(["deployed bundle (wrangler deploy --dry-run), gzip (raw)", `${kib(r.bundle.gzip)} (${kib(r.bundle.raw)})`, "≤ 400 KiB", met(r.bundle.gzip, 400 * 1024)]);
+  rows.push([
+    "first streamed token (SSE) after the model's first text byte, p50 (p95)",
+    `${ms(r.streaming.ttftP50)} (${ms(r.streaming.ttftP95)})`,
+    "",
+    "",
+  ]);
+  rows.push([
+    "reconnect with Last-Event-ID: first replayed frame, p50 (p95)",
+    `${ms(r.streaming.reconnectP50)} (${ms(r.streaming.reconnectP95)})`,
+    "",
+    "",
+  ]);
+  rows.push([
+    "deployed bundle (wrangler deploy --dry-run), gzip (raw)",
+    `${kib(r.bundle.gzip)} (${kib(r.bundle.raw)})`,
+    "≤ 400 KiB",
+    met(r.bundle.gzip, 400 * 1024),
+  ]);
   lines.push(table(["figure", "Agentry", "target", "met"], rows), "");
   lines.push(...unmetTargets(r, single), "");
   lines.push(
@@ -146,7 +174,9 @@ function unmetTargets(r, single) {
   if (r.busy.p50 > 2) {
     out.push(
       "- **409 in ≤ 2 ms.** The object answers it without reading D1; what is left is the request's way in: " +
-        (r.hop ? `\`GET /health\` alone takes ${ms(r.hop.proxied.p50)} through wrangler dev and ${ms(r.hop.direct.p50)} straight to the Worker, ` : "") +
+        (r.hop
+          ? `\`GET /health\` alone takes ${ms(r.hop.proxied.p50)} through wrangler dev and ${ms(r.hop.direct.p50)} straight to the Worker, `
+          : "") +
         "then authentication (a SHA-256 of the token), the local rate limiter (a SQLite-backed object that commits on every request; " +
         "an in-memory counter on Cloudflare) and one RPC to the session's object. What it would take: measuring on Cloudflare.",
     );
@@ -168,7 +198,9 @@ function unmetTargets(r, single) {
     out.push(
       `- **Turn 500 within ×1.5 of turn 1.** Every model call carries the whole session: the request was ${kb(bytes?.first)} at turns 1–10 ` +
         `and ${kb(bytes?.at500)} at turns 491–500, serialised by the SDK, sent and read by the provider on each call` +
-        (l.ownTime?.at500 ? `; without the provider's own time, a turn took ${ms(l.ownTime.first)} at turns 1–10 and ${ms(l.ownTime.at500)} at turns 491–500` : "") +
+        (l.ownTime?.at500
+          ? `; without the provider's own time, a turn took ${ms(l.ownTime.first)} at turns 1–10 and ${ms(l.ownTime.at500)} at turns 491–500`
+          : "") +
         ". The object's own reads per step do not grow with the session (its messages are parsed once, docs/performance.md); the " +
         "request does. What it would take: compaction, which bounds the request (the bench's agent has it off to show the growth).",
     );

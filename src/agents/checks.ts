@@ -70,12 +70,12 @@ export function definitionProblems(definition: AgentDefinition, env: CheckEnv): 
   return problems;
 }
 
-
 /** Anthropic's rules around extended thinking (docs/agents.md, "Model settings"). */
 function thinkingProblems(definition: AgentDefinition, anthropic: boolean, model: ReturnType<typeof modelInfo>): DefinitionProblem[] {
   const thinking = definition.thinking ?? null;
   if (thinking === null) return [];
-  if (!anthropic) return [{ path: "thinking", message: `is Anthropic's extended thinking; provider ${definition.provider} takes reasoning instead` }];
+  if (!anthropic)
+    return [{ path: "thinking", message: `is Anthropic's extended thinking; provider ${definition.provider} takes reasoning instead` }];
   const problems: DefinitionProblem[] = [];
   if (model && !model.reasons) problems.push({ path: "thinking", message: `model ${definition.model} does not think` });
   if (thinking.type === "enabled") {
@@ -83,11 +83,17 @@ function thinkingProblems(definition: AgentDefinition, anthropic: boolean, model
       problems.push({ path: "thinking.type", message: `model ${definition.model} takes only adaptive thinking ({ "type": "adaptive" })` });
     }
     if (thinking.budget_tokens >= definition.max_output_tokens) {
-      problems.push({ path: "thinking.budget_tokens", message: `must be below max_output_tokens (${definition.max_output_tokens}): the thinking is part of the output` });
+      problems.push({
+        path: "thinking.budget_tokens",
+        message: `must be below max_output_tokens (${definition.max_output_tokens}): the thinking is part of the output`,
+      });
     }
     const choice = definition.tool_choice ?? "auto";
     if (choice !== "auto" && choice !== "none") {
-      problems.push({ path: "tool_choice", message: 'must be "auto" or "none" while thinking: Anthropic refuses a forced tool with thinking' });
+      problems.push({
+        path: "tool_choice",
+        message: 'must be "auto" or "none" while thinking: Anthropic refuses a forced tool with thinking',
+      });
     }
   }
   return problems;
@@ -103,10 +109,16 @@ export function outputSchemaProblems(provider: AgentDefinition["provider"], sche
   const { optional, unions } = strictSchemaCounts(anthropicSchema(schema));
   const problems: DefinitionProblem[] = [];
   if (optional > MAX_OPTIONAL_PARAMETERS) {
-    problems.push({ path: "output_schema", message: `has ${optional} optional properties (not in required); Anthropic's structured outputs take at most ${MAX_OPTIONAL_PARAMETERS}` });
+    problems.push({
+      path: "output_schema",
+      message: `has ${optional} optional properties (not in required); Anthropic's structured outputs take at most ${MAX_OPTIONAL_PARAMETERS}`,
+    });
   }
   if (unions > MAX_UNION_PARAMETERS) {
-    problems.push({ path: "output_schema", message: `has ${unions} properties with union types (a type array, anyOf or oneOf); Anthropic's structured outputs take at most ${MAX_UNION_PARAMETERS}` });
+    problems.push({
+      path: "output_schema",
+      message: `has ${unions} properties with union types (a type array, anyOf or oneOf); Anthropic's structured outputs take at most ${MAX_UNION_PARAMETERS}`,
+    });
   }
   return problems;
 }
@@ -141,7 +153,10 @@ export function settingsProblems(definition: AgentDefinition): DefinitionProblem
   }
   const model = modelInfo(definition.provider, definition.model);
   if (model && definition.max_output_tokens > model.max_output_tokens) {
-    problems.push({ path: "max_output_tokens", message: `is over the ${model.max_output_tokens} output tokens that model ${definition.model} takes` });
+    problems.push({
+      path: "max_output_tokens",
+      message: `is over the ${model.max_output_tokens} output tokens that model ${definition.model} takes`,
+    });
   }
   const anthropic = definition.provider === "anthropic" || definition.provider === "mock";
   const { temperature, top_p, reasoning } = definition;
@@ -151,29 +166,58 @@ export function settingsProblems(definition: AgentDefinition): DefinitionProblem
   }
   if (anthropic) {
     // The Messages API version the Anthropic SDK speaks (2026-10-21) refuses every sampling setting.
-    for (const [path, value] of [["temperature", temperature], ["top_p", top_p]] as const) {
-      if (value != null) problems.push({ path, message: `is not taken by provider ${definition.provider}: Anthropic's Messages API (version 2026-10-21) has no sampling settings` });
+    for (const [path, value] of [
+      ["temperature", temperature],
+      ["top_p", top_p],
+    ] as const) {
+      if (value != null)
+        problems.push({
+          path,
+          message: `is not taken by provider ${definition.provider}: Anthropic's Messages API (version 2026-10-21) has no sampling settings`,
+        });
     }
     if (reasoning != null && (reasoning.effort !== null || reasoning.summary !== null)) {
-      problems.push({ path: "reasoning", message: `is for OpenAI reasoning models; provider ${definition.provider} has no reasoning effort` });
+      problems.push({
+        path: "reasoning",
+        message: `is for OpenAI reasoning models; provider ${definition.provider} has no reasoning effort`,
+      });
     }
     return problems;
   }
   const effort = reasoning?.effort ?? null;
-  if (definition.provider === "openai-chat" && definition.tools.length > 0 && chatToolsNeedNoReasoning(definition.model) && effort !== null && effort !== "none") {
-    problems.push({ path: "reasoning.effort", message: `must be "none" with tools for ${definition.model} on Chat Completions (OpenAI refuses function tools with reasoning there; use provider openai)` });
+  if (
+    definition.provider === "openai-chat" &&
+    definition.tools.length > 0 &&
+    chatToolsNeedNoReasoning(definition.model) &&
+    effort !== null &&
+    effort !== "none"
+  ) {
+    problems.push({
+      path: "reasoning.effort",
+      message: `must be "none" with tools for ${definition.model} on Chat Completions (OpenAI refuses function tools with reasoning there; use provider openai)`,
+    });
   }
   if (definition.stop != null && definition.provider === "openai") {
-    problems.push({ path: "stop", message: "is not taken by provider openai: the Responses API has no stop sequences (provider openai-chat has)" });
+    problems.push({
+      path: "stop",
+      message: "is not taken by provider openai: the Responses API has no stop sequences (provider openai-chat has)",
+    });
   } else if (definition.stop != null && isReasoningModel(definition.model)) {
     problems.push({ path: "stop", message: `is not supported with the reasoning model ${definition.model} (OpenAI refuses it)` });
   }
   if (isReasoningModel(definition.model)) {
-    for (const [path, value] of [["temperature", temperature], ["top_p", top_p]] as const) {
-      if (value != null) problems.push({ path, message: `is not supported with the reasoning model ${definition.model} (OpenAI refuses it)` });
+    for (const [path, value] of [
+      ["temperature", temperature],
+      ["top_p", top_p],
+    ] as const) {
+      if (value != null)
+        problems.push({ path, message: `is not supported with the reasoning model ${definition.model} (OpenAI refuses it)` });
     }
   } else if (reasoning != null && (reasoning.effort !== null || reasoning.summary !== null)) {
-    problems.push({ path: "reasoning", message: `is only supported by reasoning models; ${definition.model} is not one (OpenAI refuses it)` });
+    problems.push({
+      path: "reasoning",
+      message: `is only supported by reasoning models; ${definition.model} is not one (OpenAI refuses it)`,
+    });
   }
   return [...problems, ...openaiProblems(definition)];
 }

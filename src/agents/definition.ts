@@ -35,10 +35,21 @@ const metadataSchema = z.looseObject({
 /** Each field of a definition, without defaults: a PATCH names only what it changes. */
 const fields = {
   name: z.string().max(256).nullable().describe("A display name"),
-  provider: z.enum(PROVIDERS).describe("`anthropic` (Messages API), `openai` (Responses API), `openai-chat` (Chat Completions) or `mock` (the offline model, Anthropic's wire format)"),
+  provider: z
+    .enum(PROVIDERS)
+    .describe(
+      "`anthropic` (Messages API), `openai` (Responses API), `openai-chat` (Chat Completions) or `mock` (the offline model, Anthropic's wire format)",
+    ),
   model: z.string().min(1).max(256).describe("The provider's model name, sent as it is"),
   /** Checked by the URL guard at request time (it depends on `ENVIRONMENT`). */
-  base_url: z.string().min(1).max(2048).nullable().describe("The provider endpoint: null (the operator's), `mock:` (the offline model) or an https URL; without a `credential` it must be one of the operator's endpoints"),
+  base_url: z
+    .string()
+    .min(1)
+    .max(2048)
+    .nullable()
+    .describe(
+      "The provider endpoint: null (the operator's), `mock:` (the offline model) or an https URL; without a `credential` it must be one of the operator's endpoints",
+    ),
   /** The tenant's own provider credential (`/v1/credentials`); checked at request time. */
   credential: z
     .string()
@@ -46,19 +57,37 @@ const fields = {
     .nullable()
     .describe("The id of one of the tenant's provider credentials (`/v1/credentials`) to call the provider with; null: the operator's key"),
   instructions: z.string().describe("The system prompt"),
-  tools: toolsSchema.describe("Tools the model may call: builtin, webhook (called by Agentry) and client (the run pauses for the client's result)"),
-  output_schema: objectJsonSchema.nullable().describe("A JSON Schema (an object) every run's answer must fit: `Run.output` is the parsed object"),
+  tools: toolsSchema.describe(
+    "Tools the model may call: builtin, webhook (called by Agentry) and client (the run pauses for the client's result)",
+  ),
+  output_schema: objectJsonSchema
+    .nullable()
+    .describe("A JSON Schema (an object) every run's answer must fit: `Run.output` is the parsed object"),
   retries: z.number().int().min(0).max(10).describe("Retries of failed model calls (retryable errors), one budget per run"),
-  delay_between_retries: z.number().min(0).max(60).describe("Seconds before a retry (a provider's retry-after wins when longer, at most 60 s)"),
+  delay_between_retries: z
+    .number()
+    .min(0)
+    .max(60)
+    .describe("Seconds before a retry (a provider's retry-after wins when longer, at most 60 s)"),
   exponential_backoff: z.boolean().describe("Doubles the delay on each retry"),
   max_steps: z.number().int().min(1).max(100).describe("Model calls a run may make; past them the run ends with an error"),
   max_output_tokens: z.number().int().min(1).max(200_000).describe("The output token limit of each model call"),
   ...modelSettingFields,
-  max_cost_usd: z.number().positive().nullable().describe("A run ends with `run_error` `budget_exceeded` once its cost passes this (USD, checked after each model call; needs a known price); null: no limit"),
+  max_cost_usd: z
+    .number()
+    .positive()
+    .nullable()
+    .describe(
+      "A run ends with `run_error` `budget_exceeded` once its cost passes this (USD, checked after each model call; needs a known price); null: no limit",
+    ),
   /** Overrides the price table for this agent's model (docs/metrics.md). */
   prices: pricesSchema.nullable().describe("USD per million tokens for this agent's model, over the price table"),
-  compaction: compactionSchema.nullable().describe("Summarise a branch's older messages before a model call whose request passes `trigger_tokens`; null: never"),
-  store_events: z.boolean().describe("Store every event of the agent's runs (replay, resume); false: events are only relayed live and nothing is stored"),
+  compaction: compactionSchema
+    .nullable()
+    .describe("Summarise a branch's older messages before a model call whose request passes `trigger_tokens`; null: never"),
+  store_events: z
+    .boolean()
+    .describe("Store every event of the agent's runs (replay, resume); false: events are only relayed live and nothing is stored"),
   metadata: metadataSchema.describe("Free-form; `http_get_allow` lists the hosts the builtin `http_get` tool may fetch"),
 };
 

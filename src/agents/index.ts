@@ -14,7 +14,14 @@ export { noParameters, objectJsonSchema } from "./json-schema";
 export type { ObjectJsonSchema } from "./json-schema";
 export { MAX_OUTPUT_ERRORS, checkOutput, describeErrors, schemaProblem } from "./output-validation";
 export type { OutputCheck, OutputError } from "./output-validation";
-export { MAX_DEFINITION_BYTES, definitionProblems, endpointProblems, outputSchemaProblems, settingsProblems, toolDescriptionProblem } from "./checks";
+export {
+  MAX_DEFINITION_BYTES,
+  definitionProblems,
+  endpointProblems,
+  outputSchemaProblems,
+  settingsProblems,
+  toolDescriptionProblem,
+} from "./checks";
 export { REASONING_EFFORTS, modelSettingFields, runSettingFields, settingsOf, withRunSettings } from "./model-settings";
 export type { ModelSettings, RunSettings, ToolChoice } from "./model-settings";
 export type { CheckEnv, DefinitionProblem } from "./checks";

@@ -7,10 +7,7 @@ import { TOOL_NAME } from "./tools";
  * format (docs/agents.md, "Model settings").
  */
 export const toolChoiceSchema = z
-  .union([
-    z.enum(["auto", "none", "required"]),
-    z.strictObject({ name: z.string().regex(TOOL_NAME, "must match ^[a-zA-Z0-9_-]{1,64}$") }),
-  ])
+  .union([z.enum(["auto", "none", "required"]), z.strictObject({ name: z.string().regex(TOOL_NAME, "must match ^[a-zA-Z0-9_-]{1,64}$") })])
   .describe('`auto` (the model decides), `none` (no tool call), `required` (at least one call) or `{ "name" }` (that tool)');
 
 export type ToolChoice = z.output<typeof toolChoiceSchema>;
@@ -32,10 +29,15 @@ export const MIN_THINKING_BUDGET = 1024;
 
 export const thinkingSchema = z
   .discriminatedUnion("type", [
-    z.strictObject({ type: z.literal("enabled"), budget_tokens: z.number().int().min(MIN_THINKING_BUDGET, `must be at least ${MIN_THINKING_BUDGET}`) }),
+    z.strictObject({
+      type: z.literal("enabled"),
+      budget_tokens: z.number().int().min(MIN_THINKING_BUDGET, `must be at least ${MIN_THINKING_BUDGET}`),
+    }),
     z.strictObject({ type: z.literal("adaptive") }),
   ])
-  .describe('Anthropic extended thinking: `{ "type": "enabled", "budget_tokens" }` (at least 1,024, below max_output_tokens) or `{ "type": "adaptive" }`');
+  .describe(
+    'Anthropic extended thinking: `{ "type": "enabled", "budget_tokens" }` (at least 1,024, below max_output_tokens) or `{ "type": "adaptive" }`',
+  );
 
 export type ThinkingSettings = z.output<typeof thinkingSchema>;
 
@@ -46,10 +48,21 @@ export const modelSettingFields = {
   tool_choice: toolChoiceSchema,
   parallel_tool_calls: z.boolean().describe("false: at most one tool call per model step"),
   reasoning: reasoningSchema.nullable().describe("Reasoning effort and summary (OpenAI reasoning models); null: the provider's default"),
-  max_tool_calls: z.number().int().min(1).max(1_000).nullable().describe("Tool calls a run may make; later calls are answered with an error the model reads; null: no limit"),
+  max_tool_calls: z
+    .number()
+    .int()
+    .min(1)
+    .max(1_000)
+    .nullable()
+    .describe("Tool calls a run may make; later calls are answered with an error the model reads; null: no limit"),
   thinking: thinkingSchema.nullable().describe("Anthropic extended thinking; null: none"),
   stop: z
-    .array(z.string().max(256).refine((text) => text.trim() !== "", "must contain non-whitespace text"))
+    .array(
+      z
+        .string()
+        .max(256)
+        .refine((text) => text.trim() !== "", "must contain non-whitespace text"),
+    )
     .min(1)
     .max(4)
     .nullable()
@@ -112,7 +125,10 @@ export const runSettingFields = {
 };
 
 /** The agent as one run uses it: the run's settings over the agent's; the stored agent is untouched. */
-export function withRunSettings<A extends ModelSettings & { instructions: string; max_output_tokens: number }>(agent: A, run: RunSettings): A {
+export function withRunSettings<A extends ModelSettings & { instructions: string; max_output_tokens: number }>(
+  agent: A,
+  run: RunSettings,
+): A {
   const { instructions, ...settings } = run;
   const given = Object.fromEntries(Object.entries(settings).filter(([, value]) => value !== undefined));
   return {

@@ -1,3 +1,4 @@
+import { errorMessage } from "../core/errors";
 import { Validator, type OutputUnit, type Schema, type SchemaDraft } from "@cfworker/json-schema";
 import { jsonDepthExcess, MAX_JSON_DEPTH } from "../core/json-depth";
 import { metaschemaProblem } from "./schema-meta";
@@ -180,7 +181,6 @@ function regexProblem(pattern: string): string | null {
   }
 }
 
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === "object" && value !== null && !Array.isArray(value);
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
 
-const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
+const messageOf = (error: unknown) => errorMessage(error);

@@ -1,12 +1,5 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import {
-  agentCreateSchema,
-  agentDefinitionSchema,
-  agentPatchSchema,
-  agentSchema,
-  definitionOf,
-  definitionProblems,
-} from "../agents";
+import { agentCreateSchema, agentDefinitionSchema, agentPatchSchema, agentSchema, definitionOf, definitionProblems } from "../agents";
 import type { Agent, AgentDefinition, CheckEnv } from "../agents";
 import { newId, nowIso } from "../core/ids";
 import { deleteAgent, findAgent, insertAgent, listAgents, updateAgent } from "../db/agents";
@@ -112,7 +105,10 @@ export const agentRoutes = newRouter()
   .openapi(listAgentsRoute, async (c) => {
     const { limit, cursor } = c.req.valid("query");
     const rows = await listAgents(c.env.DB, c.get("tenant"), limit + 1, decodeCursor(cursor));
-    return c.json(page(rows, limit, (row) => row.agent), 200);
+    return c.json(
+      page(rows, limit, (row) => row.agent),
+      200,
+    );
   })
   .openapi(getAgentRoute, async (c) => {
     const { agent_id } = c.req.valid("param");
@@ -134,7 +130,10 @@ export const agentRoutes = newRouter()
       if (JSON.stringify(merged.data) === JSON.stringify(before)) return c.json(current, 200);
       const updatedAt = nowIso();
       if (await updateAgent(c.env.DB, tenant, agent_id, current.version, merged.data, updatedAt)) {
-        return c.json({ id: agent_id, ...merged.data, version: current.version + 1, created_at: current.created_at, updated_at: updatedAt }, 200);
+        return c.json(
+          { id: agent_id, ...merged.data, version: current.version + 1, created_at: current.created_at, updated_at: updatedAt },
+          200,
+        );
       }
     }
     throw new ApiError("internal", `Agent ${agent_id} kept changing; try again`);

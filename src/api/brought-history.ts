@@ -42,12 +42,25 @@ export async function checkBroughtHistory(history: BroughtMessage[], context: Me
     }
     if (!isUser(message)) continue;
     // Each earlier user message is checked as the input it once was: its own parts and media limits.
-    const media = message.parts.flatMap((part, position) => (part.type === "text" ? [] : [{ part, path: message.paths[position] ?? "input" }]));
+    const media = message.parts.flatMap((part, position) =>
+      part.type === "text" ? [] : [{ part, path: message.paths[position] ?? "input" }],
+    );
     if (media.length === 0) continue;
     try {
-      resolved.push(...(await resolveInput(parseInput(media.map(({ part }) => part), context), context)));
+      resolved.push(
+        ...(await resolveInput(
+          parseInput(
+            media.map(({ part }) => part),
+            context,
+          ),
+          context,
+        )),
+      );
     } catch (error) {
-      throw renamed(error, media.map(({ path }) => path));
+      throw renamed(
+        error,
+        media.map(({ path }) => path),
+      );
     }
   }
   return resolved;

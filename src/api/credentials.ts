@@ -63,7 +63,11 @@ const listCredentialsRoute = createRoute({
   path: "/credentials",
   summary: "List the tenant's credentials, newest first",
   request: { query: z.strictObject(pageQuery) },
-  responses: { 200: { description: "A page of credentials", content: json(listSchema(credentialSchema)) }, 400: errorResponses[400], ...authErrors },
+  responses: {
+    200: { description: "A page of credentials", content: json(listSchema(credentialSchema)) },
+    400: errorResponses[400],
+    ...authErrors,
+  },
 });
 
 const getCredentialRoute = createRoute({

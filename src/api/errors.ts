@@ -1,6 +1,6 @@
 import { HTTPException } from "hono/http-exception";
 import { log } from "../core/log";
-import { ApiError } from "../core/errors";
+import { ApiError, errorMessage } from "../core/errors";
 
 /** API.md's error answers live in core/errors.ts (db/, media/ and session/ use them too); the api layer imports them from here. */
 export * from "../core/errors";
@@ -21,6 +21,6 @@ export function asApiError(error: unknown): ApiError {
     }
     if (error.status === 413) return new ApiError("payload_too_large", "Request body is too large");
   }
-  log({ event: "unhandled_error", message: error instanceof Error ? error.message : String(error), error_type: error instanceof Error ? error.name : typeof error });
+  log({ event: "unhandled_error", message: errorMessage(error), error_type: error instanceof Error ? error.name : typeof error });
   return new ApiError("internal", "Internal error");
 }

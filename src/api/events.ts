@@ -73,9 +73,13 @@ export const eventRoutes = newRouter().openapi(eventsRoute, async (c) => {
   // Only SSE clients send Last-Event-ID, so it asks for a stream as much as the Accept header does.
   const stream = resumeFrom !== null || (c.req.header("accept") ?? "").includes("text/event-stream");
   if (stream) {
-    const result = await callSession(c.env, tenant, stored.session_id, (stub) => stub.watchEvents(identity, run_id, after), { idempotent: true });
+    const result = await callSession(c.env, tenant, stored.session_id, (stub) => stub.watchEvents(identity, run_id, after), {
+      idempotent: true,
+    });
     return new Response(unwrap(result).stream, { headers: SSE_HEADERS });
   }
-  const result = await callSession(c.env, tenant, stored.session_id, (stub) => stub.readEvents(identity, run_id, after), { idempotent: true });
+  const result = await callSession(c.env, tenant, stored.session_id, (stub) => stub.readEvents(identity, run_id, after), {
+    idempotent: true,
+  });
   return c.json({ data: unwrap(result).events }, 200);
 });

@@ -21,7 +21,8 @@ const health = createRoute({
             version: z.string(),
             bindings: z.record(z.string(), z.string()),
             quarantined: z.number().int().optional().openapi({
-              description: "Admin only: mirror statements D1 rejected for good (listed by `GET /v1/quarantine`); absent when D1 does not answer",
+              description:
+                "Admin only: mirror statements D1 rejected for good (listed by `GET /v1/quarantine`); absent when D1 does not answer",
             }),
           }),
         },

@@ -19,7 +19,8 @@ export const idempotencyKeyHeaders = openapiZ.object({
   "idempotency-key": openapiZ.string().optional().openapi({
     minLength: 1,
     maxLength: 255,
-    description: "Retrying with the same key and body within 24 hours answers the first answer again; another body answers 409 idempotency_conflict",
+    description:
+      "Retrying with the same key and body within 24 hours answers the first answer again; another body answers 409 idempotency_conflict",
   }),
 });
 
@@ -54,7 +55,10 @@ async function claim(c: Context<AppEnv>, key: string, body: unknown, result: unk
       .first<{ fingerprint: string; result: string | null; created_at: string }>();
     if (!row) continue;
     if (Date.now() - Date.parse(row.created_at) > KEY_LIFETIME_MS) {
-      await db.prepare("DELETE FROM idempotency_keys WHERE tenant = ? AND key = ? AND created_at = ?").bind(tenant, key, row.created_at).run();
+      await db
+        .prepare("DELETE FROM idempotency_keys WHERE tenant = ? AND key = ? AND created_at = ?")
+        .bind(tenant, key, row.created_at)
+        .run();
       continue;
     }
     if (row.fingerprint !== fingerprint) {
@@ -78,7 +82,8 @@ export async function priorResult(c: Context<AppEnv>, body: unknown): Promise<un
   const row = await c.env.DB.prepare("SELECT fingerprint, result, created_at FROM idempotency_keys WHERE tenant = ? AND key = ?")
     .bind(c.get("tenant"), key)
     .first<{ fingerprint: string; result: string | null; created_at: string }>();
-  if (!row || row.fingerprint !== fingerprint || row.result === null || Date.now() - Date.parse(row.created_at) > KEY_LIFETIME_MS) return null;
+  if (!row || row.fingerprint !== fingerprint || row.result === null || Date.now() - Date.parse(row.created_at) > KEY_LIFETIME_MS)
+    return null;
   return parseStored<unknown>(row.result);
 }
 
@@ -116,7 +121,8 @@ export async function idempotentCreate<T extends object>(
   const claimed = await claim(c, key, body, null);
   if (claimed.replay) {
     const previous = storedResponse.safeParse(claimed.result);
-    if (!previous.success) throw new ApiError("idempotency_conflict", "The first request with this Idempotency-Key is still being processed");
+    if (!previous.success)
+      throw new ApiError("idempotency_conflict", "The first request with this Idempotency-Key is still being processed");
     // Stored by this function from the first answer's `T`.
     return previous.data.body as T;
   }

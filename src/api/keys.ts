@@ -17,13 +17,14 @@ const keyCreateSchema = z
   })
   .openapi("KeyCreate");
 
-const keySchema = z
-  .object({ id: z.string(), tenant: z.string(), name: z.string(), created_at: z.string() })
-  .openapi("Key");
+const keySchema = z.object({ id: z.string(), tenant: z.string(), name: z.string(), created_at: z.string() }).openapi("Key");
 
 const createdKeySchema = keySchema
   .extend({
-    key: z.string().nullable().openapi({ description: "The bearer token; shown only in this answer (null when an Idempotency-Key retry replays it)" }),
+    key: z
+      .string()
+      .nullable()
+      .openapi({ description: "The bearer token; shown only in this answer (null when an Idempotency-Key retry replays it)" }),
   })
   .openapi("CreatedKey");
 
@@ -83,15 +84,19 @@ export const keyRoutes = newRouter()
   .openapi(createKey, async (c) => {
     const body = c.req.valid("json");
     const { tenant, name } = body;
-    const created = await idempotentCreate<{ id: string; tenant: string; name: string; created_at: string; key: string | null }>(c, body, async () => {
-      const key = newKeyToken();
-      const row: KeyRow = { id: newId("key"), tenant, name, keyHash: await hashToken(key), createdAt: nowIso() };
-      if (!(await insertKey(c.env.DB, row))) {
-        throw new ApiError("already_exists", `Tenant ${tenant} already has a key named ${name}`);
-      }
-      // The secret is shown once: a retry with the same Idempotency-Key gets `key: null`.
-      return { body: { ...shown(row), key }, stored: { ...shown(row), key: null } };
-    });
+    const created = await idempotentCreate<{ id: string; tenant: string; name: string; created_at: string; key: string | null }>(
+      c,
+      body,
+      async () => {
+        const key = newKeyToken();
+        const row: KeyRow = { id: newId("key"), tenant, name, keyHash: await hashToken(key), createdAt: nowIso() };
+        if (!(await insertKey(c.env.DB, row))) {
+          throw new ApiError("already_exists", `Tenant ${tenant} already has a key named ${name}`);
+        }
+        // The secret is shown once: a retry with the same Idempotency-Key gets `key: null`.
+        return { body: { ...shown(row), key }, stored: { ...shown(row), key: null } };
+      },
+    );
     return c.json(created, 201);
   })
   .openapi(listKeysRoute, async (c) => {

@@ -12,7 +12,8 @@ export function documentRequestDefaults(document: Document): Document {
   const bodies = new Set<string>();
   for (const operations of Object.values(document.paths ?? {})) {
     for (const operation of Object.values(operations)) {
-      for (const [, name] of JSON.stringify(operation.requestBody ?? {}).matchAll(/#\/components\/schemas\/([A-Za-z0-9_]+)/g)) if (name) bodies.add(name);
+      for (const [, name] of JSON.stringify(operation.requestBody ?? {}).matchAll(/#\/components\/schemas\/([A-Za-z0-9_]+)/g))
+        if (name) bodies.add(name);
     }
   }
   for (const name of bodies) {

@@ -12,7 +12,6 @@ export const pageQuery = {
 /** The query of a list route: `limit`, `cursor` and its filters; any other parameter is a 400 naming it. */
 export const listQuery = <T extends z.ZodRawShape>(filters: T) => z.strictObject({ ...pageQuery, ...filters });
 
-
 export function encodeCursor(row: Cursor): string {
   return encodeBase64Url(new TextEncoder().encode(JSON.stringify([row.createdAt, row.id])));
 }
@@ -38,5 +37,4 @@ export function page<Row extends Cursor, Out>(rows: Row[], limit: number, render
   return { data: shown.map(render), next_cursor: more && last ? encodeCursor(last) : null };
 }
 
-export const listSchema = <T extends z.ZodType>(item: T) =>
-  z.object({ data: z.array(item), next_cursor: z.string().nullable() });
+export const listSchema = <T extends z.ZodType>(item: T) => z.object({ data: z.array(item), next_cursor: z.string().nullable() });

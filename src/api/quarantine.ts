@@ -42,6 +42,13 @@ const listQuarantineRoute = createRoute({
 export const quarantineRoutes = newRouter().openapi(listQuarantineRoute, async (c) => {
   const { limit } = c.req.valid("query");
   const [rows, total] = await Promise.all([listQuarantined(c.env.DB, limit), countQuarantined(c.env.DB)]);
-  const data = rows.map((r) => ({ tenant: r.tenant, session_id: r.sessionId, id: r.id, statements: r.statements, error: r.error, at: r.at }));
+  const data = rows.map((r) => ({
+    tenant: r.tenant,
+    session_id: r.sessionId,
+    id: r.id,
+    statements: r.statements,
+    error: r.error,
+    at: r.at,
+  }));
   return c.json({ data, total }, 200);
 });

@@ -1,3 +1,4 @@
+import { errorMessage } from "../core/errors";
 import { createMiddleware } from "hono/factory";
 import { log } from "../core/log";
 import { ApiError } from "./errors";
@@ -28,7 +29,7 @@ export const rateLimit = createMiddleware<AppEnv>(async (c, next) => {
       allowed = (await limiter.limit({ key: c.get("tokenId") })).success;
     } catch (error) {
       // A limiter that fails must not take the API down with it: let the request through.
-      log({ event: "unhandled_error", message: `rate limiter: ${error instanceof Error ? error.message : String(error)}` });
+      log({ event: "unhandled_error", message: `rate limiter: ${errorMessage(error)}` });
     }
     if (!allowed) {
       const retryAfter = retryAfterSeconds(Date.now());

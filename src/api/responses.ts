@@ -27,7 +27,9 @@ export const errorResponses = {
   413: errorResponse("The request body is over 25 MB (type payload_too_large)"),
   429: {
     ...errorResponse("Over the token's request rate"),
-    headers: { "Retry-After": { description: "Seconds to wait before the next request", schema: { type: "integer" as const, minimum: 0 } } },
+    headers: {
+      "Retry-After": { description: "Seconds to wait before the next request", schema: { type: "integer" as const, minimum: 0 } },
+    },
   },
   500: errorResponse("An unexpected error (type internal); nothing secret is in the body"),
   502: errorResponse("A model call Agentry made for the request failed (type provider_error)"),

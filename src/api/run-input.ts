@@ -1,3 +1,4 @@
+import { errorMessage } from "../core/errors";
 import { log } from "../core/log";
 import type { Env } from "../env";
 import { releaseUnreferenced, stageInput, deleteMedia, type ResolvedPart } from "../media";
@@ -52,7 +53,9 @@ async function releaseIfNotRecorded(
 ): Promise<void> {
   const identity = { tenant: scope.tenant, session_id: scope.session_id };
   try {
-    const found = await callSession(env, scope.tenant, scope.session_id, (stub) => stub.getRun(identity, scope.run_id), { idempotent: true });
+    const found = await callSession(env, scope.tenant, scope.session_id, (stub) => stub.getRun(identity, scope.run_id), {
+      idempotent: true,
+    });
     if (found.ok) await releaseUnreferenced(env.MEDIA, scope, written, keptWith(found.run));
     else await deleteMedia(env.MEDIA, scope, written);
   } catch (error) {
@@ -62,6 +65,6 @@ async function releaseIfNotRecorded(
 }
 
 function logKept(scope: TurnScope, objects: number, error: unknown): void {
-  const reason = error instanceof Error ? error.message : String(error);
+  const reason = errorMessage(error);
   log({ event: "media_kept", session_id: scope.session_id, run_id: scope.run_id, objects, reason });
 }

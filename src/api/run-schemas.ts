@@ -23,20 +23,28 @@ const clientId = z.string().regex(CLIENT_ID, "must match ^[A-Za-z0-9][A-Za-z0-9_
 export const createRunBody = z
   .strictObject({
     input: runInput,
-    session_id: clientId.optional().openapi({ description: "The session to run in: an existing one goes on, a new id starts one; absent: a new session" }),
+    session_id: clientId
+      .optional()
+      .openapi({ description: "The session to run in: an existing one goes on, a new id starts one; absent: a new session" }),
     stream: z.boolean().default(false).openapi({ description: "Answer with an SSE stream of the run's events" }),
     background: z.boolean().default(false).openapi({ description: "Run from the queue and answer 202 at once (with stream: the stream)" }),
     /** Overrides the agent's for this run; null is the same as absent. */
-    output_schema: objectJsonSchema.nullable().optional().openapi({ description: "A JSON Schema object the final answer must match; overrides the agent's (null: the agent's)" }),
+    output_schema: objectJsonSchema
+      .nullable()
+      .optional()
+      .openapi({ description: "A JSON Schema object the final answer must match; overrides the agent's (null: the agent's)" }),
     metadata: z.record(z.string(), z.unknown()).default({}).openapi({ description: "Free-form values kept on the run" }),
     ...runSettingFields,
-    user: z
+    user: z.string().min(1).max(64).optional().openapi({
+      description:
+        "Your end user's id (hash it): sent to the provider for its abuse monitoring (OpenAI `safety_identifier`, Anthropic `metadata.user_id`)",
+    }),
+    prompt_cache_key: z
       .string()
       .min(1)
       .max(64)
       .optional()
-      .openapi({ description: "Your end user's id (hash it): sent to the provider for its abuse monitoring (OpenAI `safety_identifier`, Anthropic `metadata.user_id`)" }),
-    prompt_cache_key: z.string().min(1).max(64).optional().openapi({ description: "OpenAI's prompt cache key for this run's calls; absent: one per session" }),
+      .openapi({ description: "OpenAI's prompt cache key for this run's calls; absent: one per session" }),
   })
   .openapi("CreateRun", {
     example: { input: "What time is it in Paris?", session_id: "support-42", stream: true, metadata: { ticket: "T-1001" } },

@@ -29,7 +29,11 @@ const agentParams = z.object({ agent_id: z.string().regex(CLIENT_ID, "not a vali
 const runParams = agentParams.extend({ run_id: z.string().regex(CLIENT_ID, "not a valid run id") });
 const errors = { 400: errorResponses[400], 404: errorResponses[404], ...authErrors };
 /** The errors of the routes that start a run: a body, and a busy session or a run that cannot continue. */
-const startErrors = { ...errors, ...bodyErrors, 409: { ...errorResponses[409], description: "Session busy, run not continuable, or an Idempotency-Key reused with another body" } };
+const startErrors = {
+  ...errors,
+  ...bodyErrors,
+  409: { ...errorResponses[409], description: "Session busy, run not continuable, or an Idempotency-Key reused with another body" },
+};
 const runOrStream = {
   description: "The Run once it has stopped, or (stream: true) an SSE stream of its events",
   content: { "application/json": { schema: runSchema }, ...eventStreamContent },
@@ -59,7 +63,11 @@ const createRun = createRoute({
   tags: ["runs"],
   summary: "Run one turn of an agent",
   security: bearerSecurity,
-  request: { headers: idempotencyKeyHeaders, params: agentParams, body: { required: true, content: { "application/json": { schema: createRunBody } } } },
+  request: {
+    headers: idempotencyKeyHeaders,
+    params: agentParams,
+    body: { required: true, content: { "application/json": { schema: createRunBody } } },
+  },
   responses: {
     200: runOrStream,
     202: {
@@ -81,7 +89,12 @@ const getRun = createRoute({
   request: {
     params: runParams,
     query: z.strictObject({
-      wait: z.coerce.number().min(0).max(60).optional().openapi({ description: "Long-poll: seconds to wait for the run to stop (at most 60)" }),
+      wait: z.coerce
+        .number()
+        .min(0)
+        .max(60)
+        .optional()
+        .openapi({ description: "Long-poll: seconds to wait for the run to stop (at most 60)" }),
     }),
   },
   responses: { 200: { description: "The run", content: { "application/json": { schema: runSchema } } }, ...errors },
@@ -112,7 +125,10 @@ const cancelRun = createRoute({
   tags: ["runs"],
   security: bearerSecurity,
   request: { params: runParams },
-  responses: { 200: { description: "The run, cancelled or as it had already ended", content: { "application/json": { schema: runSchema } } }, ...errors },
+  responses: {
+    200: { description: "The run, cancelled or as it had already ended", content: { "application/json": { schema: runSchema } } },
+    ...errors,
+  },
 });
 
 const continueRun = createRoute({
@@ -147,7 +163,13 @@ const checkpointsRoute = createRoute({
   summary: "The run's checkpoints: after each tool step, and at its end",
   security: bearerSecurity,
   request: { params: runParams },
-  responses: { 200: { description: "Checkpoints in order", content: { "application/json": { schema: z.object({ data: z.array(checkpointSchema) }) } } }, ...errors },
+  responses: {
+    200: {
+      description: "Checkpoints in order",
+      content: { "application/json": { schema: z.object({ data: z.array(checkpointSchema) }) } },
+    },
+    ...errors,
+  },
 });
 
 export const runRoutes = newRouter()
@@ -165,7 +187,12 @@ export const runRoutes = newRouter()
       background: body.background,
       settings: runSettingsOf(body),
       ...(body.user || body.prompt_cache_key
-        ? { caller: { ...(body.user ? { end_user: body.user } : {}), ...(body.prompt_cache_key ? { prompt_cache_key: body.prompt_cache_key } : {}) } }
+        ? {
+            caller: {
+              ...(body.user ? { end_user: body.user } : {}),
+              ...(body.prompt_cache_key ? { prompt_cache_key: body.prompt_cache_key } : {}),
+            },
+          }
         : {}),
     });
     return respond(answer, body);
@@ -187,15 +214,22 @@ export const runRoutes = newRouter()
       decodeCursor(query.cursor),
       query.limit,
     );
-    return c.json(page(rows, query.limit, (r) => renderRun(r.run)), 200);
+    return c.json(
+      page(rows, query.limit, (r) => renderRun(r.run)),
+      200,
+    );
   })
   .openapi(cancelRun, async (c) => {
     const { agent_id, run_id } = c.req.valid("param");
     const tenant = c.get("tenant");
     const stored = await ownedRun(c.env.DB, tenant, agent_id, run_id);
-    const result = await callSession(c.env, tenant, stored.session_id, (stub) =>
-      stub.cancelRun({ tenant, session_id: stored.session_id }, run_id),
-    { idempotent: true });
+    const result = await callSession(
+      c.env,
+      tenant,
+      stored.session_id,
+      (stub) => stub.cancelRun({ tenant, session_id: stored.session_id }, run_id),
+      { idempotent: true },
+    );
     return c.json(unwrap(result).run, 200);
   })
   .openapi(continueRun, async (c) => {
@@ -215,7 +249,9 @@ export const runRoutes = newRouter()
     // Only a paused run takes tool_results, and only in place: a retried branch is asked for again
     // (the object answers the branch it recorded, or creates it if the first attempt never did).
     if (replay && body.tool_results.length > 0) {
-      const source = unwrap(await callSession(c.env, tenant, stored.session_id, (stub) => stub.getRun(identity, run_id), { idempotent: true })).run;
+      const source = unwrap(
+        await callSession(c.env, tenant, stored.session_id, (stub) => stub.getRun(identity, run_id), { idempotent: true }),
+      ).run;
       const answers = new Set(body.tool_results.map((r) => r.tool_call_id));
       const untouched = source.status === "paused" && source.required_actions.every((a) => answers.has(a.tool_call_id));
       if (!untouched) {

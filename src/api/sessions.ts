@@ -45,7 +45,10 @@ const listRoute = createRoute({
   tags: ["sessions"],
   security: bearerSecurity,
   request: { query: listQuery({ agent_id: z.string().optional() }) },
-  responses: { 200: { description: "Sessions, newest first", content: { "application/json": { schema: listSchema(sessionSchema) } } }, ...errors },
+  responses: {
+    200: { description: "Sessions, newest first", content: { "application/json": { schema: listSchema(sessionSchema) } } },
+    ...errors,
+  },
 });
 
 const getRoute = createRoute({
@@ -106,7 +109,12 @@ const compactRoute = createRoute({
       description: "The compaction (summary null and 0 messages when there was too little to compact)",
       content: {
         "application/json": {
-          schema: z.object({ summary: z.string().nullable(), compacted_messages: z.number().int(), tokens_before: z.number().int(), tokens_after: z.number().int() }),
+          schema: z.object({
+            summary: z.string().nullable(),
+            compacted_messages: z.number().int(),
+            tokens_before: z.number().int(),
+            tokens_after: z.number().int(),
+          }),
         },
       },
     },
@@ -128,16 +136,20 @@ export const sessionRoutes = newRouter()
     const query = c.req.valid("query");
     const rows = await listSessions(c.env.DB, c.get("tenant"), query.agent_id, decodeCursor(query.cursor), query.limit);
     return c.json(
-      page(rows, query.limit, (row): SessionView => ({
-        id: row.id,
-        agent_id: row.agentId,
-        active_run_id: row.runs.find((r) => isActive(r.status))?.id ?? null,
-        head_run_id: row.runs[row.runs.length - 1]?.id ?? null,
-        run_count: row.runs.length,
-        metrics: sumMetrics(row.runs.map((r) => r.metrics)),
-        created_at: row.createdAt,
-        updated_at: row.updatedAt,
-      })),
+      page(
+        rows,
+        query.limit,
+        (row): SessionView => ({
+          id: row.id,
+          agent_id: row.agentId,
+          active_run_id: row.runs.find((r) => isActive(r.status))?.id ?? null,
+          head_run_id: row.runs[row.runs.length - 1]?.id ?? null,
+          run_count: row.runs.length,
+          metrics: sumMetrics(row.runs.map((r) => r.metrics)),
+          created_at: row.createdAt,
+          updated_at: row.updatedAt,
+        }),
+      ),
       200,
     );
   })
@@ -155,9 +167,15 @@ export const sessionRoutes = newRouter()
     const { run_id, full } = c.req.valid("query");
     const tenant = c.get("tenant");
     await ownedSession(c.env, tenant, session_id);
-    const result = await callSession(c.env, tenant, session_id, (stub) => stub.getTranscript({ tenant, session_id }, run_id ?? null, full === "true"), {
-      idempotent: true,
-    });
+    const result = await callSession(
+      c.env,
+      tenant,
+      session_id,
+      (stub) => stub.getTranscript({ tenant, session_id }, run_id ?? null, full === "true"),
+      {
+        idempotent: true,
+      },
+    );
     return c.json({ data: unwrap(result).messages }, 200);
   })
   .openapi(deleteRoute, async (c) => {

@@ -64,32 +64,43 @@ export async function startTurn(c: Context<AppEnv>, idempotencyBody: unknown, tu
   assertRunRecordFits({ agent, input: parsed, output_schema: turn.output_schema, metadata: turn.metadata, surface });
   const parts = await resolveInput(parsed, mediaContext(c.env));
   const historyMedia = turn.history ? await checkBroughtHistory(turn.history, mediaContext(c.env)) : [];
-  const { plan } = await idempotentPlan(c, idempotencyBody, { session_id: turn.session_id ?? newId("ses"), run_id: newId("run") }, turnPlan);
+  const { plan } = await idempotentPlan(
+    c,
+    idempotencyBody,
+    { session_id: turn.session_id ?? newId("ses"), run_id: newId("run") },
+    turnPlan,
+  );
   // Stored even for a retried request (its first may never have reached the session); released
   // again when the session answers with the run the first request made.
   const seeded = historyMedia;
   // Media are written to R2 only now, every check passed, and deleted again if the session refuses the turn.
-  return startWithMedia(c.env, { tenant, ...plan }, [...seeded, ...parts], (staged) => {
-    const input = staged.slice(seeded.length);
-    const history = turn.history ? seededHistory(turn.history, staged.slice(0, seeded.length)) : undefined;
-    return callSession(c.env, tenant, plan.session_id, (stub) =>
-      stub.startRun({
-        tenant,
-        session_id: plan.session_id,
-        run_id: plan.run_id,
-        agent,
-        input,
-        output_schema: turn.output_schema,
-        metadata: turn.metadata,
-        stream: turn.stream,
-        background: turn.background,
-        new_session: turn.session_id === undefined && !keyed,
-        ...(history ? { history } : {}),
-        ...(turn.caller ? { caller: turn.caller } : {}),
-        ...(surface ? { surface } : {}),
-      }),
-    );
-  }, seeded.length);
+  return startWithMedia(
+    c.env,
+    { tenant, ...plan },
+    [...seeded, ...parts],
+    (staged) => {
+      const input = staged.slice(seeded.length);
+      const history = turn.history ? seededHistory(turn.history, staged.slice(0, seeded.length)) : undefined;
+      return callSession(c.env, tenant, plan.session_id, (stub) =>
+        stub.startRun({
+          tenant,
+          session_id: plan.session_id,
+          run_id: plan.run_id,
+          agent,
+          input,
+          output_schema: turn.output_schema,
+          metadata: turn.metadata,
+          stream: turn.stream,
+          background: turn.background,
+          new_session: turn.session_id === undefined && !keyed,
+          ...(history ? { history } : {}),
+          ...(turn.caller ? { caller: turn.caller } : {}),
+          ...(surface ? { surface } : {}),
+        }),
+      );
+    },
+    seeded.length,
+  );
 }
 
 /**
@@ -103,8 +114,14 @@ async function refuseEarly(c: Context<AppEnv>, turn: Turn): Promise<void> {
   if (sessionId === undefined) return;
   const tenant = c.get("tenant");
   // Only a shortcut: an object that cannot answer now leaves the decision to `startRun`.
-  const refusal = await callSession(c.env, tenant, sessionId, (stub) => stub.turnRefusal({ tenant, session_id: sessionId }, turn.agent_id), {
-    idempotent: true,
-  }).catch(() => null);
+  const refusal = await callSession(
+    c.env,
+    tenant,
+    sessionId,
+    (stub) => stub.turnRefusal({ tenant, session_id: sessionId }, turn.agent_id),
+    {
+      idempotent: true,
+    },
+  ).catch(() => null);
   if (refusal) throw failureToError(refusal.error);
 }

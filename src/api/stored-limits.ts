@@ -66,7 +66,10 @@ export function assertStorable(body: { metadata?: Record<string, unknown>; tool_
     const bytes = storedBytes(result.output);
     total += bytes;
     if (bytes > MAX_TOOL_OUTPUT_BYTES) {
-      fields.push({ path: `tool_results.${index}.output`, message: `is ${bytes} bytes as stored, over the limit of ${MAX_TOOL_OUTPUT_BYTES}` });
+      fields.push({
+        path: `tool_results.${index}.output`,
+        message: `is ${bytes} bytes as stored, over the limit of ${MAX_TOOL_OUTPUT_BYTES}`,
+      });
     }
   }
   if (total > MAX_STEP_OUTPUT_BYTES && fields.every((f) => !f.path.startsWith("tool_results"))) {

@@ -21,7 +21,10 @@ const dateParam = z
   .optional();
 
 const usageQuery = z.strictObject({
-  from: dateParam.openapi({ description: `First day (UTC), included; default: ${DEFAULT_DAYS - 1} days before \`to\``, example: "2026-01-01" }),
+  from: dateParam.openapi({
+    description: `First day (UTC), included; default: ${DEFAULT_DAYS - 1} days before \`to\``,
+    example: "2026-01-01",
+  }),
   to: dateParam.openapi({ description: "Last day (UTC), included; default: today", example: "2026-01-31" }),
   agent_id: z
     .string()

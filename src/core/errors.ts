@@ -92,7 +92,12 @@ function fieldsOfIssue(issue: Issue, prefix: string[]): FieldError[] {
   if (issue.code === "invalid_key") return issue.issues.flatMap((inner) => fieldsOfIssue(inner, path));
   const unknownKeys = issue.code === "unrecognized_keys" ? issue.keys : [];
   if (unknownKeys.length > 0) {
-    return [{ path: [...path, unknownKeys[0]].join("."), message: `unknown field${unknownKeys.length > 1 ? "s" : ""}: ${unknownKeys.join(", ")}` }];
+    return [
+      {
+        path: [...path, unknownKeys[0]].join("."),
+        message: `unknown field${unknownKeys.length > 1 ? "s" : ""}: ${unknownKeys.join(", ")}`,
+      },
+    ];
   }
   return [{ path: path.join("."), message: issue.message }];
 }

@@ -113,7 +113,9 @@ export function pruneDeep(value: unknown, maxDepth: number = MAX_STORED_DEPTH): 
     } else if (Array.isArray(node)) {
       const copy: unknown[] = new Array<unknown>(node.length);
       parent[key] = copy;
-      node.forEach((child, index) => work.push([child, copy as unknown as Record<number, unknown>, index, depth + 1]));
+      node.forEach((child, index) => {
+        work.push([child, copy as unknown as Record<number, unknown>, index, depth + 1]);
+      });
     } else {
       const copy: Record<string, unknown> = {};
       parent[key] = copy;

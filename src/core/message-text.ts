@@ -35,7 +35,8 @@ export function transcriptText(messages: readonly Message[]): string {
     .map((message) => {
       const parts = message.content.flatMap((block): string[] => {
         if (block.type === "text") return block.text.trim() ? [block.text.trim()] : [];
-        if (block.type === "image" || block.type === "file") return [`[${block.type} ${block.name ?? block.media_id} (${block.media_type})]`];
+        if (block.type === "image" || block.type === "file")
+          return [`[${block.type} ${block.name ?? block.media_id} (${block.media_type})]`];
         if (block.type === "reasoning") return [];
         const text = toolBlockText(block, names);
         return text === null ? [] : [text];

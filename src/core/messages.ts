@@ -67,4 +67,3 @@ export type Usage = {
   cache_write_tokens: number;
   reasoning_tokens: number;
 };
-

@@ -35,12 +35,7 @@ export async function insertKey(d1: D1Database, key: KeyRow): Promise<boolean> {
 }
 
 /** Up to `limit` keys, newest first, after `cursor`; of one tenant when `tenant` is given. */
-export async function listKeys(
-  d1: D1Database,
-  tenant: string | undefined,
-  limit: number,
-  cursor: Cursor | null,
-): Promise<KeyRow[]> {
+export async function listKeys(d1: D1Database, tenant: string | undefined, limit: number, cursor: Cursor | null): Promise<KeyRow[]> {
   const after = cursor
     ? or(lt(apiKeys.createdAt, cursor.createdAt), and(eq(apiKeys.createdAt, cursor.createdAt), lt(apiKeys.id, cursor.id)))
     : undefined;

@@ -18,7 +18,8 @@ export async function listSessions(d1: D1Database, tenant: string, agentId: stri
   const db = database(d1);
   const where: (SQL | undefined)[] = [eq(sessions.tenant, tenant)];
   if (agentId) where.push(eq(sessions.agentId, agentId));
-  if (after) where.push(or(lt(sessions.createdAt, after.createdAt), and(eq(sessions.createdAt, after.createdAt), lt(sessions.id, after.id))));
+  if (after)
+    where.push(or(lt(sessions.createdAt, after.createdAt), and(eq(sessions.createdAt, after.createdAt), lt(sessions.id, after.id))));
   const rows = await db
     .select()
     .from(sessions)

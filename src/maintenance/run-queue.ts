@@ -1,3 +1,4 @@
+import { errorMessage } from "../core/errors";
 import { callSession } from "../api/session-client";
 import { log } from "../core/log";
 import type { Env } from "../env";
@@ -34,7 +35,7 @@ export async function consumeRuns(batch: MessageBatch<unknown>, env: Env): Promi
       log({ event: "queue_message", run_id, outcome: result.ok ? (deadLetters ? "dead letter handled" : "delivered") : "run not found" });
       message.ack();
     } catch (error) {
-      log({ event: "queue_message", run_id, outcome: `retry: ${error instanceof Error ? error.message : String(error)}` });
+      log({ event: "queue_message", run_id, outcome: `retry: ${errorMessage(error)}` });
       message.retry({ delaySeconds: Math.min(60, 2 ** message.attempts) });
     }
   }

@@ -1,3 +1,4 @@
+import { errorMessage } from "../core/errors";
 import { callSession } from "../api/session-client";
 import { log } from "../core/log";
 import { eventRetentionCutoff, positiveNumber } from "../core/settings";
@@ -26,7 +27,7 @@ export async function sweepStuckRuns(env: Env, now: Date): Promise<number> {
         session.sweepRun({ tenant: run.tenant, session_id: run.session_id }, run.id, maxSweeps),
       );
     } catch (error) {
-      log({ event: "unhandled_error", message: `sweep of ${run.id}: ${error instanceof Error ? error.message : String(error)}` });
+      log({ event: "unhandled_error", message: `sweep of ${run.id}: ${errorMessage(error)}` });
     }
   }
   return results.length;
@@ -50,17 +51,17 @@ export async function runMaintenance(env: Env, now: Date): Promise<void> {
   try {
     stale = await sweepStuckRuns(env, now);
   } catch (error) {
-    log({ event: "unhandled_error", message: `sweep: ${error instanceof Error ? error.message : String(error)}` });
+    log({ event: "unhandled_error", message: `sweep: ${errorMessage(error)}` });
   }
   try {
     deleted = await applyRetention(env, now);
   } catch (error) {
-    log({ event: "unhandled_error", message: `retention: ${error instanceof Error ? error.message : String(error)}` });
+    log({ event: "unhandled_error", message: `retention: ${errorMessage(error)}` });
   }
   try {
     await rollUpRecentUsage(env.DB, now);
   } catch (error) {
-    log({ event: "unhandled_error", message: `usage roll-up: ${error instanceof Error ? error.message : String(error)}` });
+    log({ event: "unhandled_error", message: `usage roll-up: ${errorMessage(error)}` });
   }
   log({ event: "sweep", stale_runs: stale, events_deleted: deleted });
 }

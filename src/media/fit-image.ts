@@ -45,10 +45,19 @@ export async function fitImage(images: ImagesBinding, image: ImageBytes, path: s
     } catch {
       if (!overHardLimit(image)) return image;
       const size = image.width !== undefined ? `is ${image.width}×${image.height} px` : `is ${image.bytes.byteLength} bytes`;
-      throw invalidFields([{ path, message: `${size}, over the vendors' limits (${MAX_IMAGE_SIDE_PX} px on a side, ${IMAGE_LIMIT_TEXT}), and could not be read to scale it down` }]);
+      throw invalidFields([
+        {
+          path,
+          message: `${size}, over the vendors' limits (${MAX_IMAGE_SIDE_PX} px on a side, ${IMAGE_LIMIT_TEXT}), and could not be read to scale it down`,
+        },
+      ]);
     }
-    if (bytes.byteLength <= MAX_IMAGE_BYTES) return { type: "image", media_type: attempt.format, bytes, ...imageSize(attempt.format, bytes) };
+    if (bytes.byteLength <= MAX_IMAGE_BYTES)
+      return { type: "image", media_type: attempt.format, bytes, ...imageSize(attempt.format, bytes) };
   }
   if (!overHardLimit(image)) return image;
-  throw tooLarge(path, `The image is still over ${formatMb(MAX_IMAGE_BYTES)} scaled down to ${attempts(image.media_type).at(-1)?.side} px; images are limited to ${IMAGE_LIMIT_TEXT}`);
+  throw tooLarge(
+    path,
+    `The image is still over ${formatMb(MAX_IMAGE_BYTES)} scaled down to ${attempts(image.media_type).at(-1)?.side} px; images are limited to ${IMAGE_LIMIT_TEXT}`,
+  );
 }

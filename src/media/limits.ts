@@ -53,7 +53,8 @@ export const MAX_CALL_PDF_PAGES = 100;
 export const isImageType = (value: string): value is ImageType => (IMAGE_TYPES as readonly string[]).includes(value);
 
 /** The size rule of a part, for its 413: an image that can be scaled down may be larger than one stored as it is. */
-export const maxBytesOf = (kind: "image" | "file", scalable: boolean) => (kind === "file" ? MAX_FILE_BYTES : scalable ? MAX_SCALABLE_IMAGE_BYTES : MAX_IMAGE_BYTES);
+export const maxBytesOf = (kind: "image" | "file", scalable: boolean) =>
+  kind === "file" ? MAX_FILE_BYTES : scalable ? MAX_SCALABLE_IMAGE_BYTES : MAX_IMAGE_BYTES;
 
 /** "5 MB", "3.75 MB" */
 export const formatMb = (bytes: number) => `${Math.round((bytes / MB) * 100) / 100} MB`;

@@ -16,13 +16,16 @@ export function measureMedia(mediaType: MediaType, bytes: Uint8Array, path: stri
     const size = imageSize(mediaType, bytes);
     if (!size) return {};
     if (!scalable && Math.max(size.width, size.height) > MAX_IMAGE_SIDE_PX) {
-      throw invalidFields([{ path, message: `is ${size.width}×${size.height} px; images are limited to ${MAX_IMAGE_SIDE_PX} px on a side` }]);
+      throw invalidFields([
+        { path, message: `is ${size.width}×${size.height} px; images are limited to ${MAX_IMAGE_SIDE_PX} px on a side` },
+      ]);
     }
     return { width: size.width, height: size.height };
   }
   if (mediaType !== "application/pdf") return {};
   // Anthropic reads only standard PDFs, without a password or encryption.
-  if (pdfEncrypted(bytes)) throw invalidFields([{ path, message: "is an encrypted (password-protected) PDF; only unencrypted PDFs can be read" }]);
+  if (pdfEncrypted(bytes))
+    throw invalidFields([{ path, message: "is an encrypted (password-protected) PDF; only unencrypted PDFs can be read" }]);
   const pages = pdfPages(bytes);
   if (pages !== null && pages > MAX_PDF_PAGES) {
     const message = `is a PDF of ${pages} pages; a PDF is limited to ${MAX_PDF_PAGES} pages`;

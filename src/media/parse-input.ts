@@ -13,7 +13,10 @@ import { isUtf8, looksLikePdf, sniffImage } from "./sniff";
 export type MediaContext = { environment: string | undefined; images?: ImagesBinding | undefined };
 
 /** The media context of a Worker's bindings. */
-export const mediaContext = (env: { ENVIRONMENT?: string; IMAGES?: ImagesBinding }): MediaContext => ({ environment: env.ENVIRONMENT, images: env.IMAGES });
+export const mediaContext = (env: { ENVIRONMENT?: string; IMAGES?: ImagesBinding }): MediaContext => ({
+  environment: env.ENVIRONMENT,
+  images: env.IMAGES,
+});
 
 /** Media bytes checked and decoded, not stored yet. */
 export type MediaBytes = { type: "image" | "file"; media_type: MediaType; bytes: Uint8Array; name?: string } & MediaMeasure;
@@ -41,7 +44,8 @@ export const tooLarge = (path: string, message: string) => new ApiError("payload
  */
 export function parseInput(input: string | ContentPart[], context: MediaContext): ParsedPart[] {
   const parts = typeof input === "string" ? [{ type: "text" as const, text: input }] : input;
-  if (parts.length > MAX_PARTS) throw tooLarge(`input.${MAX_PARTS}`, `An input has at most ${MAX_PARTS} content parts (this one has ${parts.length})`);
+  if (parts.length > MAX_PARTS)
+    throw tooLarge(`input.${MAX_PARTS}`, `An input has at most ${MAX_PARTS} content parts (this one has ${parts.length})`);
   const chars = parts.reduce((n, p) => n + (p.type === "text" ? p.text.length : 0), 0);
   if (chars > MAX_INPUT_CHARS) throw new ApiError("payload_too_large", `A run's text input is limited to ${MAX_INPUT_CHARS} characters`);
   const invalid: FieldError[] = [];
@@ -65,14 +69,26 @@ export function parseInput(input: string | ContentPart[], context: MediaContext)
       return { type: "text", text: "" };
     }
     const measured = measureMedia(part.media_type, decoded.bytes, dataPath, scalable);
-    return { type: part.type, media_type: part.media_type, bytes: decoded.bytes, ...measured, ...(part.type === "file" ? { name: part.name } : {}) };
+    return {
+      type: part.type,
+      media_type: part.media_type,
+      bytes: decoded.bytes,
+      ...measured,
+      ...(part.type === "file" ? { name: part.name } : {}),
+    };
   });
   if (invalid.length > 0) throw invalidFields(invalid);
   return parsed;
 }
 
 /** Decodes one part's base64 and checks its bytes; a 413 is thrown, a 400 returned to be collected. */
-function decodePart(kind: "image" | "file", mediaType: MediaType, data: string, path: string, scalable: boolean): { bytes: Uint8Array } | FieldError {
+function decodePart(
+  kind: "image" | "file",
+  mediaType: MediaType,
+  data: string,
+  path: string,
+  scalable: boolean,
+): { bytes: Uint8Array } | FieldError {
   if (/^data:/i.test(data)) return { path, message: "must be plain base64, without a data: URL prefix" };
   const text = compactBase64(data);
   const size = base64Length(text);

@@ -43,5 +43,10 @@ async function fetched(part: Extract<ParsedPart, { url: string }>, context: Medi
       fields: [{ path: part.path, message: `is ${image.media_type}, not ${part.media_type}` }],
     });
   }
-  return { type: "image", media_type: image.media_type, bytes: image.bytes, ...measureMedia(image.media_type, image.bytes, part.path, scalable) };
+  return {
+    type: "image",
+    media_type: image.media_type,
+    bytes: image.bytes,
+    ...measureMedia(image.media_type, image.bytes, part.path, scalable),
+  };
 }

@@ -24,7 +24,10 @@ export async function stageInput(bucket: R2Bucket, scope: MediaScope, runId: str
       const mediaId = newId("med");
       await putMedia(bucket, scope, mediaId, { media_type: part.media_type, bytes: part.bytes, run_id: runId, name: part.name });
       written.push(mediaId);
-      const measured = { ...(part.width !== undefined ? { width: part.width, height: part.height } : {}), ...(part.pages !== undefined ? { pages: part.pages } : {}) };
+      const measured = {
+        ...(part.width !== undefined ? { width: part.width, height: part.height } : {}),
+        ...(part.pages !== undefined ? { pages: part.pages } : {}),
+      };
       const reference = { media_type: part.media_type, media_id: mediaId, size: part.bytes.byteLength, ...measured };
       input.push(part.type === "image" ? { type: "image", ...reference } : { type: "file", ...reference, name: part.name ?? mediaId });
     }

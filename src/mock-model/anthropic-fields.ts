@@ -7,10 +7,33 @@ import { isObject, type JsonObject } from "./values";
  * API version 2026-10-21 removed `temperature`, `top_p` and `top_k`: they are unknown fields now.
  */
 const FIELDS = new Set([
-  "model", "max_tokens", "messages", "cache_control", "container", "diagnostics", "inference_geo", "metadata",
-  "output_config", "service_tier", "speed", "stop_sequences", "stream", "system", "thinking", "tool_choice", "tools",
-  "user_profile_id", "workspace_id",
-  "billing_policy", "compaction", "context_management", "fallback_credit_token", "fallbacks", "mcp_servers", "output_format", "thread",
+  "model",
+  "max_tokens",
+  "messages",
+  "cache_control",
+  "container",
+  "diagnostics",
+  "inference_geo",
+  "metadata",
+  "output_config",
+  "service_tier",
+  "speed",
+  "stop_sequences",
+  "stream",
+  "system",
+  "thinking",
+  "tool_choice",
+  "tools",
+  "user_profile_id",
+  "workspace_id",
+  "billing_policy",
+  "compaction",
+  "context_management",
+  "fallback_credit_token",
+  "fallbacks",
+  "mcp_servers",
+  "output_format",
+  "thread",
 ]);
 
 const EFFORTS = ["low", "medium", "high", "xhigh", "max"];
@@ -26,9 +49,11 @@ export function checkFields(body: JsonObject, messages: unknown[]): void {
   if (maxTokens < 0) throw new InvalidRequest("max_tokens: Input should be greater than or equal to 0");
   const choice = isObject(body.tool_choice) ? body.tool_choice.type : undefined;
   // 0 only fills the prompt cache: there is no output for a forced tool call to be in.
-  if (maxTokens === 0 && (choice === "any" || choice === "tool")) throw new InvalidRequest("max_tokens: must be at least 1 when tool_choice forces tool use");
+  if (maxTokens === 0 && (choice === "any" || choice === "tool"))
+    throw new InvalidRequest("max_tokens: must be at least 1 when tool_choice forces tool use");
   if (messages.length === 0) throw new InvalidRequest("messages: at least one message is required");
-  if (messages.length > MAX_MESSAGES) throw new InvalidRequest(`messages: List should have at most ${MAX_MESSAGES} items after validation, not ${messages.length}`);
+  if (messages.length > MAX_MESSAGES)
+    throw new InvalidRequest(`messages: List should have at most ${MAX_MESSAGES} items after validation, not ${messages.length}`);
   const effort = isObject(body.output_config) ? body.output_config.effort : undefined;
   if (effort !== undefined && !EFFORTS.includes(String(effort))) {
     throw new InvalidRequest("output_config.effort: Input should be 'low', 'medium', 'high', 'xhigh' or 'max'");

@@ -25,12 +25,15 @@ function mediaOf(messages: JsonObject[]): Found[] {
       if (source?.type === "base64" && typeof source.data === "string") {
         const mediaType = String(source.media_type ?? "");
         if (block.type === "image") found.push({ path: `${at}.image.source.base64`, kind: "image", data: source.data, mediaType });
-        if (block.type === "document" && mediaType === "application/pdf") found.push({ path: `${at}.pdf.source.base64`, kind: "pdf", data: source.data, mediaType });
+        if (block.type === "document" && mediaType === "application/pdf")
+          found.push({ path: `${at}.pdf.source.base64`, kind: "pdf", data: source.data, mediaType });
       }
       if (block.type === "tool_result") visit(block.content, `${at}.content`);
     });
   };
-  messages.forEach((message, index) => visit(typeof message.content === "string" ? [] : message.content, `messages.${index}.content`));
+  messages.forEach((message, index) => {
+    visit(typeof message.content === "string" ? [] : message.content, `messages.${index}.content`);
+  });
   return found;
 }
 
@@ -63,10 +66,14 @@ export function checkAnthropicMedia(messages: JsonObject[]): void {
     }
     const size = sizeOf(item);
     const side = size ? Math.max(size.width, size.height) : 0;
-    if (side > MAX_SIDE_PX) throw new InvalidRequest(`${item.path}.data: At least one of the image dimensions exceed max allowed size: ${MAX_SIDE_PX} pixels`);
+    if (side > MAX_SIDE_PX)
+      throw new InvalidRequest(`${item.path}.data: At least one of the image dimensions exceed max allowed size: ${MAX_SIDE_PX} pixels`);
     if (images.length > MANY_IMAGES && side > MANY_SIDE_PX) {
-      throw new InvalidRequest(`${item.path}.data: At least one of the image dimensions exceed max allowed size for many-image requests: ${MANY_SIDE_PX} pixels`);
+      throw new InvalidRequest(
+        `${item.path}.data: At least one of the image dimensions exceed max allowed size for many-image requests: ${MANY_SIDE_PX} pixels`,
+      );
     }
   }
-  if (images.length + pages > MAX_MEDIA) throw new InvalidRequest(`Too much media: ${pages} document pages + ${images.length} images > ${MAX_MEDIA}`);
+  if (images.length + pages > MAX_MEDIA)
+    throw new InvalidRequest(`Too much media: ${pages} document pages + ${images.length} images > ${MAX_MEDIA}`);
 }

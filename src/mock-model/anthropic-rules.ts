@@ -24,7 +24,9 @@ export function checkAnthropicRequest(body: JsonObject): void {
   const maxTokens = Number(body.max_tokens);
   const most = modelInfo("anthropic", String(body.model ?? ""))?.max_output_tokens;
   if (most !== undefined && maxTokens > most) {
-    throw new InvalidRequest(`max_tokens: ${maxTokens} > ${most}, which is the maximum allowed number of output tokens for ${String(body.model)}`);
+    throw new InvalidRequest(
+      `max_tokens: ${maxTokens} > ${most}, which is the maximum allowed number of output tokens for ${String(body.model)}`,
+    );
   }
   checkSystem(body);
   checkThinking(body);
@@ -35,7 +37,8 @@ export function checkAnthropicRequest(body: JsonObject): void {
   }
   for (const sequence of asArray(body.stop_sequences)) {
     if (sequence === "") throw new InvalidRequest("stop_sequences: each stop sequence must be non-empty");
-    if (typeof sequence === "string" && sequence.trim() === "") throw new InvalidRequest("stop_sequences: each stop sequence must contain non-whitespace");
+    if (typeof sequence === "string" && sequence.trim() === "")
+      throw new InvalidRequest("stop_sequences: each stop sequence must contain non-whitespace");
   }
   const messages = asArray(body.messages).filter(isObject);
   const first = messages[0];
@@ -59,7 +62,9 @@ function checkThinking(body: JsonObject): void {
   const thinking = isObject(body.thinking) ? body.thinking : null;
   if (thinking?.type !== "enabled") return;
   if (modelInfo("anthropic", String(body.model ?? ""))?.refuses.includes("thinking.budget_tokens")) {
-    throw new InvalidRequest('"thinking.type.enabled" is not supported for this model. Use "thinking.type.adaptive" and "output_config.effort" to control thinking behavior.');
+    throw new InvalidRequest(
+      '"thinking.type.enabled" is not supported for this model. Use "thinking.type.adaptive" and "output_config.effort" to control thinking behavior.',
+    );
   }
   const choice = isObject(body.tool_choice) ? body.tool_choice.type : undefined;
   if (choice === "any" || choice === "tool") throw new InvalidRequest("Thinking may not be enabled when tool_choice forces tool use.");
@@ -71,7 +76,8 @@ function checkSystem(body: JsonObject): void {
   for (const [index, block] of blocks.entries()) {
     if (block.type !== "text") continue;
     const text = typeof block.text === "string" ? block.text : "";
-    if (text === "" && isObject(block.cache_control)) throw new InvalidRequest(`system.${index}: cache_control cannot be set for empty text blocks`);
+    if (text === "" && isObject(block.cache_control))
+      throw new InvalidRequest(`system.${index}: cache_control cannot be set for empty text blocks`);
     if (text === "") throw new InvalidRequest("system: text content blocks must be non-empty");
     if (text.trim() === "") throw new InvalidRequest("system: text content blocks must contain non-whitespace text");
   }
@@ -88,10 +94,13 @@ function checkContent(messages: JsonObject[]): void {
     });
     const final = index === messages.length - 1 && message.role === "assistant";
     if (blocks.length === 0 && !final) {
-      throw new InvalidRequest(`messages.${index}: all messages must have non-empty content except for the optional final assistant message`);
+      throw new InvalidRequest(
+        `messages.${index}: all messages must have non-empty content except for the optional final assistant message`,
+      );
     }
     const texts = blocks.filter((block) => block.type === "text").map((block) => (typeof block.text === "string" ? block.text : ""));
-    if (texts.some((text) => text === "") && !(final && blocks.length === 1)) throw new InvalidRequest("messages: text content blocks must be non-empty");
+    if (texts.some((text) => text === "") && !(final && blocks.length === 1))
+      throw new InvalidRequest("messages: text content blocks must be non-empty");
     // A whitespace-only block passes next to a block with real text, not alone.
     if (texts.length > 0 && texts.every((text) => text.trim() === "") && !final) {
       throw new InvalidRequest("messages: text content blocks must contain non-whitespace text");
@@ -139,7 +148,11 @@ function turnsOf(messages: JsonObject[]): Turn[] {
 
 function checkToolPairing(messages: JsonObject[]): void {
   const ids = (turn: Turn | undefined, type: "tool_use" | "tool_result", key: "id" | "tool_use_id") =>
-    (turn?.indexes ?? []).flatMap((i) => blocksOf(messages[i]?.content).filter((b) => b.type === type).map((b) => String(b[key])));
+    (turn?.indexes ?? []).flatMap((i) =>
+      blocksOf(messages[i]?.content)
+        .filter((b) => b.type === type)
+        .map((b) => String(b[key])),
+    );
   const turns = turnsOf(messages);
   turns.forEach((turn, t) => {
     const next = turns[t + 1];
@@ -158,7 +171,10 @@ function checkToolPairing(messages: JsonObject[]): void {
     for (const index of turn.indexes) {
       blocksOf(messages[index]?.content).forEach((block, position) => {
         if (block.type !== "tool_result") other = true;
-        else if (other) throw new InvalidRequest(`messages.${index}.content.${position}: \`tool_result\` blocks must come first in a user message, before any other content`);
+        else if (other)
+          throw new InvalidRequest(
+            `messages.${index}.content.${position}: \`tool_result\` blocks must come first in a user message, before any other content`,
+          );
       });
     }
     for (const index of turn.indexes) {
@@ -180,7 +196,8 @@ function checkBreakpoints(body: JsonObject, messages: JsonObject[]): void {
     marked(asArray(body.system)) +
     marked(asArray(body.tools)) +
     messages.reduce((n, m) => n + marked(blocksOf(m.content)) + blocksOf(m.content).reduce((k, b) => k + marked(asArray(b.content)), 0), 0);
-  if (count > MAX_BREAKPOINTS) throw new InvalidRequest(`A maximum of ${MAX_BREAKPOINTS} blocks with cache_control may be provided. Found ${count}.`);
+  if (count > MAX_BREAKPOINTS)
+    throw new InvalidRequest(`A maximum of ${MAX_BREAKPOINTS} blocks with cache_control may be provided. Found ${count}.`);
 }
 
 const NUMBER_LIMITS = ["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"];
@@ -199,7 +216,8 @@ function checkSchema(schema: unknown, path: string): void {
   const refuse = (message: string) => {
     throw new InvalidRequest(`${path}: ${message}`);
   };
-  if (type === "object" && schema.additionalProperties !== false) refuse("For 'object' type, 'additionalProperties' must be explicitly set to false");
+  if (type === "object" && schema.additionalProperties !== false)
+    refuse("For 'object' type, 'additionalProperties' must be explicitly set to false");
   const limits = type === "number" || type === "integer" ? NUMBER_LIMITS : type === "string" ? STRING_LIMITS : [];
   const found = limits.filter((key) => key in schema);
   if (found.length > 0) refuse(`For '${String(type)}' type, properties ${found.join(", ")} are not supported`);
@@ -210,6 +228,8 @@ function checkSchema(schema: unknown, path: string): void {
     const children = schema[key];
     if (isObject(children)) for (const [name, child] of Object.entries(children)) checkSchema(child, `${path}.${key}.${name}`);
   }
-  for (const key of ["anyOf", "allOf", "oneOf"]) asArray(schema[key]).forEach((child, i) => checkSchema(child, `${path}.${key}.${i}`));
+  for (const key of ["anyOf", "allOf", "oneOf"]) {
+    for (const [i, child] of asArray(schema[key]).entries()) checkSchema(child, `${path}.${key}.${i}`);
+  }
   if (schema.items !== undefined) checkSchema(schema.items, `${path}.items`);
 }

@@ -30,7 +30,8 @@ function wellFormed(signature: unknown): boolean {
  */
 export function thinkingBlockProblem(block: JsonObject, latest: boolean): string | null {
   if (thinkingSignatureValid(block)) return null;
-  if (latest && wellFormed(block.signature)) return "`thinking` or `redacted_thinking` blocks in the latest assistant message cannot be modified.";
+  if (latest && wellFormed(block.signature))
+    return "`thinking` or `redacted_thinking` blocks in the latest assistant message cannot be modified.";
   return "Invalid `signature` in `thinking` block";
 }
 
@@ -45,7 +46,9 @@ const blocksOf = (message: JsonObject | undefined): JsonObject[] =>
 export function checkThinkingRules(body: JsonObject, messages: JsonObject[]): void {
   const thinking = isObject(body.thinking) ? body.thinking : null;
   if (thinking?.type === "disabled" && alwaysThinks(String(body.model ?? ""))) {
-    throw new InvalidRequest('"thinking.type.disabled" is not supported for this model. Use "thinking.type.adaptive" and "output_config.effort" to control thinking behavior.');
+    throw new InvalidRequest(
+      '"thinking.type.disabled" is not supported for this model. Use "thinking.type.adaptive" and "output_config.effort" to control thinking behavior.',
+    );
   }
   if (thinking?.type !== "enabled" && thinking?.type !== "adaptive") return;
   const last = messages.at(-1);
@@ -73,7 +76,9 @@ export function thinkingEnabled(body: JsonObject): boolean {
     throw new InvalidRequest(`thinking.enabled.budget_tokens: Input should be greater than or equal to ${MIN_BUDGET}`);
   }
   if (typeof body.max_tokens === "number" && body.max_tokens <= budget) {
-    throw new InvalidRequest("`max_tokens` must be greater than `thinking.budget_tokens`. Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking#max-tokens-and-context-window-size");
+    throw new InvalidRequest(
+      "`max_tokens` must be greater than `thinking.budget_tokens`. Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking#max-tokens-and-context-window-size",
+    );
   }
   return true;
 }

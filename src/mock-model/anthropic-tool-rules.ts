@@ -15,11 +15,13 @@ const isCustom = (tool: JsonObject): boolean => tool.type === undefined || tool.
  */
 export function checkTools(body: JsonObject): void {
   const tools = asArray(body.tools).filter(isObject);
-  if (body.tool_choice !== undefined && tools.length === 0) throw new InvalidRequest("tool_choice may only be specified while providing tools.");
+  if (body.tool_choice !== undefined && tools.length === 0)
+    throw new InvalidRequest("tool_choice may only be specified while providing tools.");
   tools.forEach((tool, index) => {
     if (!isCustom(tool)) return;
     const name = typeof tool.name === "string" ? tool.name : "";
-    if (name.length > MAX_TOOL_NAME) throw new InvalidRequest(`tools.${index}.custom.name: String should have at most ${MAX_TOOL_NAME} characters`);
+    if (name.length > MAX_TOOL_NAME)
+      throw new InvalidRequest(`tools.${index}.custom.name: String should have at most ${MAX_TOOL_NAME} characters`);
     if (!TOOL_NAME.test(name)) throw new InvalidRequest(`tools.${index}.custom.name: String should match pattern '^[a-zA-Z0-9_-]{1,128}$'`);
   });
   const names = tools.map((tool) => tool.name);
@@ -39,7 +41,9 @@ export function checkStrictSchemaCounts(body: JsonObject): void {
   const format = isObject(config.format) ? config.format : isObject(body.output_format) ? body.output_format : null;
   const schemas = [
     ...(format?.type === "json_schema" ? [format.schema] : []),
-    ...asArray(body.tools).filter((tool) => isObject(tool) && tool.strict === true).map((tool) => (isObject(tool) ? tool.input_schema : null)),
+    ...asArray(body.tools)
+      .filter((tool) => isObject(tool) && tool.strict === true)
+      .map((tool) => (isObject(tool) ? tool.input_schema : null)),
   ];
   const { optional, unions } = totalCounts(schemas);
   if (optional > MAX_OPTIONAL_PARAMETERS) {

@@ -57,14 +57,16 @@ function blocksOf(conversation: Conversation, answer: Answer): Block[] {
   blocks.push({ type: "text", text: "\n\n", citations: null });
   return [
     ...blocks,
-    ...answer.calls.map((call, index): Block => ({
-      type: "tool_use",
-      id: randomId("toolu_"),
-      name: call.name,
-      // A call cut mid-arguments has no input to parse: its JSON (below) is all there is.
-      input: isCutCall(answer, index === answer.calls.length - 1) ? {} : call.arguments,
-      caller: { type: "direct" },
-    })),
+    ...answer.calls.map(
+      (call, index): Block => ({
+        type: "tool_use",
+        id: randomId("toolu_"),
+        name: call.name,
+        // A call cut mid-arguments has no input to parse: its JSON (below) is all there is.
+        input: isCutCall(answer, index === answer.calls.length - 1) ? {} : call.arguments,
+        caller: { type: "direct" },
+      }),
+    ),
   ];
 }
 
@@ -97,9 +99,11 @@ function streamFrames(message: ReturnType<typeof messageOf>, answer: Answer): Fr
   ];
   content.forEach((block, index) => {
     const start =
-      block.type === "text" ? { ...block, text: "" }
-      : block.type === "thinking" ? { ...block, thinking: "", signature: "" }
-      : { ...block, input: {} };
+      block.type === "text"
+        ? { ...block, text: "" }
+        : block.type === "thinking"
+          ? { ...block, thinking: "", signature: "" }
+          : { ...block, input: {} };
     frames.push(namedFrame("content_block_start", { type: "content_block_start", index, content_block: start }));
     for (const delta of deltasOf(block, answer, index === content.length - 1)) {
       frames.push(namedFrame("content_block_delta", { type: "content_block_delta", index, delta }, true));

@@ -11,8 +11,7 @@ export type Delivery = {
   headers: Record<string, string>;
 };
 
-const abortReason = (signal: AbortSignal): unknown =>
-  signal.reason ?? new DOMException("The operation was aborted.", "AbortError");
+const abortReason = (signal: AbortSignal): unknown => signal.reason ?? new DOMException("The operation was aborted.", "AbortError");
 
 /** Waits `ms`, rejecting with the abort reason as soon as any of `signals` aborts. */
 export function sleep(ms: number, ...signals: AbortSignal[]): Promise<void> {

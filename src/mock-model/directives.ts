@@ -69,9 +69,7 @@ export const noDirectives = (text = ""): Directives => ({
  */
 export function parseDirectives(message: string): Directives {
   const found = noDirectives();
-  const text = message.replace(DIRECTIVE, (whole: string, inner: string) =>
-    apply(found, inner.trim()) ? " " : whole,
-  );
+  const text = message.replace(DIRECTIVE, (whole: string, inner: string) => (apply(found, inner.trim()) ? " " : whole));
   found.text = text.replace(/\s+/g, " ").trim();
   return found;
 }

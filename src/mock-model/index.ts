@@ -31,8 +31,7 @@ function routeError(status: number, message: string): Response {
   return Response.json({ type: "error", error: { type, message } }, { status });
 }
 
-const hasCredentials = (request: Request): boolean =>
-  Boolean(request.headers.get("x-api-key") || request.headers.get("authorization"));
+const hasCredentials = (request: Request): boolean => Boolean(request.headers.get("x-api-key") || request.headers.get("authorization"));
 
 /**
  * The offline model: answers the Anthropic Messages, OpenAI Responses and OpenAI Chat
@@ -51,7 +50,7 @@ export async function handleMockModel(request: Request): Promise<Response> {
   const raw = await request.text();
   const body = parseJson(raw);
   if (body === undefined) return api.invalid(new InvalidRequest(route.unparsable));
-  let conversation;
+  let conversation: ReturnType<typeof summarize>;
   try {
     conversation = summarize(api.read(body), raw.length, attemptOf(request));
   } catch (error) {

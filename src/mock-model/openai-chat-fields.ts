@@ -32,15 +32,25 @@ export function checkChatFields(body: JsonObject, model: string, messages: unkno
   const format = isObject(body.response_format) ? body.response_format : {};
   const schema = isObject(format.json_schema) ? format.json_schema : {};
   if (format.type === "json_schema" && schema.strict === true) {
-    checkStrictSchema(schema.schema, { label: `response_format '${asString(schema.name) ?? ""}'`, param: "response_format", code: "invalid_json_schema" });
+    checkStrictSchema(schema.schema, {
+      label: `response_format '${asString(schema.name) ?? ""}'`,
+      param: "response_format",
+      code: "invalid_json_schema",
+    });
   }
   const media: MediaPart[] = [];
   messages.forEach((message, index) => {
     if (isObject(message)) checkMessage(message, `messages[${index}]`, media);
   });
   checkMedia(media, "messages");
-  if (format.type === "json_object" && !messages.some((message) => /json/i.test(JSON.stringify(isObject(message) ? message.content : "")))) {
-    throw new InvalidRequest("'messages' must contain the word 'json' in some form, to use 'response_format' of type 'json_object'.", "messages");
+  if (
+    format.type === "json_object" &&
+    !messages.some((message) => /json/i.test(JSON.stringify(isObject(message) ? message.content : "")))
+  ) {
+    throw new InvalidRequest(
+      "'messages' must contain the word 'json' in some form, to use 'response_format' of type 'json_object'.",
+      "messages",
+    );
   }
 }
 
@@ -58,12 +68,15 @@ function checkMessage(message: JsonObject, at: string, media: MediaPart[]): void
       media.push({ kind: "image", url: image.url, detail: image.detail, param: `${where}.image_url` });
     }
     const file = isObject(part.file) ? part.file : null;
-    if (part.type === "file" && file !== null && typeof file.file_data === "string") media.push({ kind: "file", data: file.file_data, param: `${where}.file` });
+    if (part.type === "file" && file !== null && typeof file.file_data === "string")
+      media.push({ kind: "file", data: file.file_data, param: `${where}.file` });
   });
   asArray(message.tool_calls).forEach((call, index) => {
     const callId = isObject(call) ? asString(call.id) : undefined;
-    if (callId !== undefined && callId.length > MAX_TOOL_CALL_ID) throw tooLong(`${at}.tool_calls[${index}].id`, MAX_TOOL_CALL_ID, callId.length);
+    if (callId !== undefined && callId.length > MAX_TOOL_CALL_ID)
+      throw tooLong(`${at}.tool_calls[${index}].id`, MAX_TOOL_CALL_ID, callId.length);
   });
   const id = asString(message.tool_call_id);
-  if (message.role === "tool" && id !== undefined && id.length > MAX_TOOL_CALL_ID) throw tooLong(`${at}.tool_call_id`, MAX_TOOL_CALL_ID, id.length);
+  if (message.role === "tool" && id !== undefined && id.length > MAX_TOOL_CALL_ID)
+    throw tooLong(`${at}.tool_call_id`, MAX_TOOL_CALL_ID, id.length);
 }

@@ -18,8 +18,7 @@ const MAX_CACHE_KEY = 64;
 const MAX_DESCRIPTION = 1024;
 const MAX_STOP = 4;
 
-const missing = (param: string) =>
-  new InvalidRequest(`Missing required parameter: '${param}'.`, param, "missing_required_parameter");
+const missing = (param: string) => new InvalidRequest(`Missing required parameter: '${param}'.`, param, "missing_required_parameter");
 
 /** Throws `InvalidRequest` for the first rule the body breaks, as OpenAI answers it. */
 export function checkChatRules(body: JsonObject, model: string, messages: unknown[]): void {
@@ -67,7 +66,11 @@ function checkSampling(body: JsonObject, model: string): void {
   }
   const stop = body.stop;
   if (Array.isArray(stop) && stop.length > MAX_STOP) {
-    throw new InvalidRequest(`Invalid 'stop': array too long. Expected an array with maximum length ${MAX_STOP}, but got an array with length ${stop.length} instead.`, "stop", "array_above_max_length");
+    throw new InvalidRequest(
+      `Invalid 'stop': array too long. Expected an array with maximum length ${MAX_STOP}, but got an array with length ${stop.length} instead.`,
+      "stop",
+      "array_above_max_length",
+    );
   }
   if (asArray(body.tools).length > 0 && chatToolsNeedNoReasoning(model) && body.reasoning_effort !== "none") {
     throw new InvalidRequest(
@@ -79,7 +82,11 @@ function checkSampling(body: JsonObject, model: string): void {
     throw new InvalidRequest("Unsupported parameter: 'stop' is not supported with this model.", "stop", "unsupported_parameter");
   }
   if (!reasoning && body.reasoning_effort !== undefined && body.reasoning_effort !== null) {
-    throw new InvalidRequest("Unsupported parameter: 'reasoning_effort' is not supported with this model.", "reasoning_effort", "unsupported_parameter");
+    throw new InvalidRequest(
+      "Unsupported parameter: 'reasoning_effort' is not supported with this model.",
+      "reasoning_effort",
+      "unsupported_parameter",
+    );
   }
 }
 
@@ -121,11 +128,7 @@ function checkTokenLimits(body: JsonObject, model: string): void {
 
 function checkOptions(body: JsonObject): void {
   if (body.stream_options !== undefined && body.stream_options !== null && body.stream !== true) {
-    throw new InvalidRequest(
-      "The 'stream_options' parameter is only allowed when 'stream' is enabled.",
-      "stream_options",
-      "invalid_value",
-    );
+    throw new InvalidRequest("The 'stream_options' parameter is only allowed when 'stream' is enabled.", "stream_options", "invalid_value");
   }
   const cacheKey = asString(body.prompt_cache_key);
   if (cacheKey !== undefined && cacheKey.length > MAX_CACHE_KEY) {
@@ -154,7 +157,11 @@ function checkMessages(messages: unknown[]): void {
   let open: { index: number; ids: string[]; answered: Set<string> } | null = null;
   messages.forEach((message, index) => {
     if (!isObject(message)) {
-      throw new InvalidRequest(`Invalid type for 'messages[${index}]': expected an object, but got ${typeof message} instead.`, `messages[${index}]`, "invalid_type");
+      throw new InvalidRequest(
+        `Invalid type for 'messages[${index}]': expected an object, but got ${typeof message} instead.`,
+        `messages[${index}]`,
+        "invalid_type",
+      );
     }
     const role = message.role;
     if (role === undefined) throw missing(`messages[${index}].role`);

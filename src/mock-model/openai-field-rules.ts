@@ -32,7 +32,11 @@ export const arrayTooLong = (param: string, max: number, length: number) =>
   );
 
 export const emptyArray = (param: string) =>
-  new InvalidRequest(`Invalid '${param}': empty array. Expected an array with minimum length 1, but got an empty array instead.`, param, "empty_array");
+  new InvalidRequest(
+    `Invalid '${param}': empty array. Expected an array with minimum length 1, but got an empty array instead.`,
+    param,
+    "empty_array",
+  );
 
 export const invalidValue = (value: string, supported: readonly string[], param: string) =>
   new InvalidRequest(`Invalid value: '${value}'. Supported values are: ${listValues(supported)}.`, param, "invalid_value");

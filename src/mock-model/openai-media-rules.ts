@@ -43,9 +43,12 @@ export function checkMedia(parts: MediaPart[], param: string): void {
   const over = (what: string, max: number, got: number) =>
     new InvalidRequest(`Invalid '${param}': ${what}. Expected at most ${max}, but got ${got} instead.`, param, "invalid_value");
   if (totals.images > limits.images_per_request) throw over("too many images in one request", limits.images_per_request, totals.images);
-  if (totals.imageBytes > limits.image_bytes_per_request) throw over("too many bytes of images in one request", limits.image_bytes_per_request, totals.imageBytes);
-  if (totals.pages > limits.pdf_pages_per_request) throw over("too many PDF pages in one request", limits.pdf_pages_per_request, totals.pages);
-  if (totals.fileBytes > limits.file_bytes_per_request) throw over("too many bytes of files in one request", limits.file_bytes_per_request, totals.fileBytes);
+  if (totals.imageBytes > limits.image_bytes_per_request)
+    throw over("too many bytes of images in one request", limits.image_bytes_per_request, totals.imageBytes);
+  if (totals.pages > limits.pdf_pages_per_request)
+    throw over("too many PDF pages in one request", limits.pdf_pages_per_request, totals.pages);
+  if (totals.fileBytes > limits.file_bytes_per_request)
+    throw over("too many bytes of files in one request", limits.file_bytes_per_request, totals.fileBytes);
 }
 
 function checkImage(bytes: Uint8Array, detail: unknown, param: string): void {

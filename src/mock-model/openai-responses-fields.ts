@@ -10,8 +10,14 @@ import { asArray, asString, isObject, type JsonObject } from "./values";
  */
 
 const INCLUDABLE = [
-  "file_search_call.results", "web_search_call.results", "web_search_call.action.sources", "message.input_image.image_url",
-  "computer_call_output.output.image_url", "code_interpreter_call.outputs", "reasoning.encrypted_content", "message.output_text.logprobs",
+  "file_search_call.results",
+  "web_search_call.results",
+  "web_search_call.action.sources",
+  "message.input_image.image_url",
+  "computer_call_output.output.image_url",
+  "code_interpreter_call.outputs",
+  "reasoning.encrypted_content",
+  "message.output_text.logprobs",
 ];
 const NAME_PATTERN = /^[a-zA-Z0-9_-]+$/;
 const MAX_TOOL_NAME = 128;
@@ -63,7 +69,11 @@ function checkTool(tool: unknown, index: number): void {
     );
   }
   if (tool.strict === true) {
-    checkStrictSchema(tool.parameters, { label: `function '${name}'`, param: `tools[${index}].parameters`, code: "invalid_function_parameters" });
+    checkStrictSchema(tool.parameters, {
+      label: `function '${name}'`,
+      param: `tools[${index}].parameters`,
+      code: "invalid_function_parameters",
+    });
   }
 }
 
@@ -77,8 +87,12 @@ function checkItem(item: JsonObject, at: string, media: MediaPart[]): void {
   checkString(item.encrypted_content, `${at}.encrypted_content`);
   checkString(item.content, `${at}.content`);
   checkString(item.output, `${at}.output`);
-  asArray(item.content).forEach((part, index) => checkPart(part, `${at}.content[${index}]`, media));
-  asArray(item.output).forEach((part, index) => checkPart(part, `${at}.output[${index}]`, media));
+  asArray(item.content).forEach((part, index) => {
+    checkPart(part, `${at}.content[${index}]`, media);
+  });
+  asArray(item.output).forEach((part, index) => {
+    checkPart(part, `${at}.output[${index}]`, media);
+  });
 }
 
 function checkPart(part: unknown, at: string, media: MediaPart[]): void {

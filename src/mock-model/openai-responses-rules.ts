@@ -20,12 +20,37 @@ export class ResponsesViolation extends InvalidRequest {
 
 /** The input item types the API knows (the SDK's `ResponseInputItem`). */
 const ITEM_TYPES = [
-  "additional_tools", "apply_patch_call", "apply_patch_call_output", "code_interpreter_call", "compaction",
-  "compaction_trigger", "computer_call", "computer_call_output", "configuration_update", "custom_tool_call",
-  "custom_tool_call_output", "file_search_call", "function_call", "function_call_output", "image_generation_call",
-  "item_reference", "local_shell_call", "local_shell_call_output", "mcp_approval_request", "mcp_approval_response",
-  "mcp_call", "mcp_list_tools", "message", "program", "program_output", "reasoning", "shell_call", "shell_call_output",
-  "tool_search_call", "tool_search_output", "web_search_call",
+  "additional_tools",
+  "apply_patch_call",
+  "apply_patch_call_output",
+  "code_interpreter_call",
+  "compaction",
+  "compaction_trigger",
+  "computer_call",
+  "computer_call_output",
+  "configuration_update",
+  "custom_tool_call",
+  "custom_tool_call_output",
+  "file_search_call",
+  "function_call",
+  "function_call_output",
+  "image_generation_call",
+  "item_reference",
+  "local_shell_call",
+  "local_shell_call_output",
+  "mcp_approval_request",
+  "mcp_approval_response",
+  "mcp_call",
+  "mcp_list_tools",
+  "message",
+  "program",
+  "program_output",
+  "reasoning",
+  "shell_call",
+  "shell_call_output",
+  "tool_search_call",
+  "tool_search_output",
+  "web_search_call",
 ];
 
 /** The prefix of the ids the API makes for the item types Agentry sends back. */
@@ -47,7 +72,9 @@ export function checkResponsesRequest(body: JsonObject, model: string): void {
   }
   const items = Array.isArray(body.input) ? body.input.filter(isObject) : [];
   items.forEach(checkItemShape);
-  items.forEach((item, index) => checkReasoning(item, items[index + 1], body.store === false));
+  items.forEach((item, index) => {
+    checkReasoning(item, items[index + 1], body.store === false);
+  });
   checkCallPairing(items);
 }
 

@@ -165,8 +165,7 @@ function reasoningEvents(item: ReasoningItem, output_index: number, event: Event
 
 function streamFrames(response: ReturnType<typeof responseOf>, answer: Answer): Frame[] {
   let sequence_number = 0;
-  const event: EventFrame = (type, data, delta = false) =>
-    namedFrame(type, { type, sequence_number: sequence_number++, ...data }, delta);
+  const event: EventFrame = (type, data, delta = false) => namedFrame(type, { type, sequence_number: sequence_number++, ...data }, delta);
   const pending = { ...response, status: "in_progress", completed_at: null, output: [], usage: null };
   return [
     event("response.created", { response: pending }),

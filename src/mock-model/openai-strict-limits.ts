@@ -65,14 +65,18 @@ function walk(node: unknown, path: (string | number)[], depth: number, stats: St
     const required = asArray(node.required);
     const missing = keys.find((key) => !required.includes(key));
     if (missing !== undefined) {
-      throw refuse(`In context=${context(path)}, 'required' is required to be supplied and to be an array including every key in properties. Missing '${missing}'.`);
+      throw refuse(
+        `In context=${context(path)}, 'required' is required to be supplied and to be an array including every key in properties. Missing '${missing}'.`,
+      );
     }
     stats.properties += keys.length;
     stats.chars += keys.reduce((sum, key) => sum + key.length, 0);
     for (const key of keys) walk(properties[key], [...path, "properties", key], depth + 1, stats, refuse);
   }
   if ("items" in node) walk(node.items, [...path, "items"], depth + 1, stats, refuse);
-  asArray(node.anyOf).forEach((branch, index) => walk(branch, [...path, "anyOf", index], depth + 1, stats, refuse));
+  asArray(node.anyOf).forEach((branch, index) => {
+    walk(branch, [...path, "anyOf", index], depth + 1, stats, refuse);
+  });
   for (const key of ["$defs", "definitions"]) {
     const defs = node[key];
     if (!isObject(defs)) continue;

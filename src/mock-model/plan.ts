@@ -24,16 +24,32 @@ export type Stop = "max_tokens" | "refusal";
 export type Plan =
   | { kind: "error"; error: ErrorCase }
   /** `stopSequence`: the request's stop sequence the answer reached (its text ends before it). */
-  | { kind: "text"; text: string; deltas: string[]; slowMs: number; cut: boolean; streamError: StreamErrorDirective | null; stop?: Stop; stopSequence?: string }
+  | {
+      kind: "text";
+      text: string;
+      deltas: string[];
+      slowMs: number;
+      cut: boolean;
+      streamError: StreamErrorDirective | null;
+      stop?: Stop;
+      stopSequence?: string;
+    }
   /** `cutArguments`: with `stop: "max_tokens"`, the last call's arguments JSON as far as it got. */
-  | { kind: "tools"; calls: ToolDirective[]; slowMs: number; cut: boolean; streamError: StreamErrorDirective | null; stop?: Stop; cutArguments?: string };
+  | {
+      kind: "tools";
+      calls: ToolDirective[];
+      slowMs: number;
+      cut: boolean;
+      streamError: StreamErrorDirective | null;
+      stop?: Stop;
+      cutArguments?: string;
+    };
 
 /** What an OpenAI model says when it declines (Anthropic adds no refusal message). */
 export const REFUSAL_TEXT = "I'm sorry, but I can't help with that.";
 
 const LOREM = (
-  "lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor incididunt ut labore et dolore " +
-  "magna aliqua"
+  "lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor incididunt ut labore et dolore " + "magna aliqua"
 ).split(" ");
 
 /** Decides the answer from the last user message's directives and the tool results after it. */
@@ -78,7 +94,10 @@ function stopSequencesOf(raw: JsonObject): string[] {
 }
 
 /** An answer that ends where its first stop sequence appears, as a model's does (the sequence itself is not in the text). */
-function stopAt(answer: { text: string; deltas: string[] }, sequences: string[]): { text: string; deltas: string[]; stopSequence?: string } {
+function stopAt(
+  answer: { text: string; deltas: string[] },
+  sequences: string[],
+): { text: string; deltas: string[]; stopSequence?: string } {
   let first: { at: number; sequence: string } | null = null;
   for (const sequence of sequences) {
     const at = answer.text.indexOf(sequence);

@@ -10,12 +10,16 @@ import type { StreamErrorDirective } from "./directives";
  */
 
 /** Anthropic: an `error` event with the error's `type` (`overloaded_error`, `api_error` …). */
-export const anthropicStreamError = ({ type }: StreamErrorDirective) => (): Frame =>
-  namedFrame("error", { type: "error", error: { type, message: anthropicMessageOf(type) }, request_id: randomId("req_") });
+export const anthropicStreamError =
+  ({ type }: StreamErrorDirective) =>
+  (): Frame =>
+    namedFrame("error", { type: "error", error: { type, message: anthropicMessageOf(type) }, request_id: randomId("req_") });
 
 /** Chat Completions: a data frame whose top-level `error` carries the code. */
-export const chatStreamError = ({ type }: StreamErrorDirective) => (): Frame =>
-  dataFrame({ error: { ...openaiErrorOfCode(type), param: null, code: type } });
+export const chatStreamError =
+  ({ type }: StreamErrorDirective) =>
+  (): Frame =>
+    dataFrame({ error: { ...openaiErrorOfCode(type), param: null, code: type } });
 
 /**
  * Responses: `response.failed` whose `response.error.code` is TYPE (`[[stream_error]]`), or an

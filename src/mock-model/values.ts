@@ -2,8 +2,7 @@
 
 export type JsonObject = { [key: string]: unknown };
 
-export const isObject = (value: unknown): value is JsonObject =>
-  typeof value === "object" && value !== null && !Array.isArray(value);
+export const isObject = (value: unknown): value is JsonObject => typeof value === "object" && value !== null && !Array.isArray(value);
 
 export const asArray = (value: unknown): unknown[] => (Array.isArray(value) ? value : []);
 

@@ -1,9 +1,4 @@
-import type {
-  ContentBlockParam,
-  MessageParam,
-  TextBlockParam,
-  Tool,
-} from "@anthropic-ai/sdk/resources/messages";
+import type { ContentBlockParam, MessageParam, TextBlockParam, Tool } from "@anthropic-ai/sdk/resources/messages";
 import { toolBlockText, toolNamesById } from "../core/message-text";
 import type { Block, MediaBlock, Message } from "../core/messages";
 import { isImageType } from "../media/limits";
@@ -141,9 +136,9 @@ function anthropicMedia(block: MediaBlock, data: MediaData | undefined): Content
 /** Thinking blocks must go back exactly as Anthropic signed them; others' reasoning is dropped. */
 function anthropicThinking(block: Extract<Block, { type: "reasoning" }>): ContentBlockParam[] {
   if (block.provider !== "anthropic") return [];
-  const signature = block.provider_data?.["signature"];
+  const signature = block.provider_data?.signature;
   if (typeof signature === "string") return [{ type: "thinking", thinking: block.text, signature }];
-  const redacted = block.provider_data?.["redacted_data"];
+  const redacted = block.provider_data?.redacted_data;
   if (typeof redacted === "string") return [{ type: "redacted_thinking", data: redacted }];
   return [];
 }

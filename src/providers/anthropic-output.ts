@@ -15,8 +15,7 @@ const WITHOUT_STRUCTURED_OUTPUT = [
 ];
 
 /** Whether `model` takes `output_config.format` (a deny-list of older models, so new names work). */
-export const supportsStructuredOutput = (model: string): boolean =>
-  !WITHOUT_STRUCTURED_OUTPUT.some((pattern) => pattern.test(model));
+export const supportsStructuredOutput = (model: string): boolean => !WITHOUT_STRUCTURED_OUTPUT.some((pattern) => pattern.test(model));
 
 /**
  * The user's output schema as Anthropic's structured outputs accept it, through the SDK's own

@@ -5,8 +5,7 @@ export const MAX_UNION_PARAMETERS = 16;
 
 type Counts = { optional: number; unions: number };
 
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === "object" && value !== null && !Array.isArray(value);
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
 
 /**
  * What Anthropic counts in a structured-output or strict-tool schema before it compiles the
@@ -25,7 +24,8 @@ export function strictSchemaCounts(schema: unknown): Counts {
     counts.optional += Object.keys(properties).filter((name) => !required.has(name)).length;
     for (const child of Object.values(properties)) visit(child, false);
     for (const key of ["$defs", "definitions"]) if (isObject(node[key])) for (const child of Object.values(node[key])) visit(child, true);
-    for (const key of ["anyOf", "oneOf", "allOf", "prefixItems"]) if (Array.isArray(node[key])) for (const child of node[key]) visit(child, true);
+    for (const key of ["anyOf", "oneOf", "allOf", "prefixItems"])
+      if (Array.isArray(node[key])) for (const child of node[key]) visit(child, true);
     if (node.items !== undefined) visit(node.items, false);
   };
   visit(schema, true);
@@ -34,4 +34,6 @@ export function strictSchemaCounts(schema: unknown): Counts {
 
 /** The counts of several schemas together: the limits are per request, not per schema. */
 export const totalCounts = (schemas: unknown[]): Counts =>
-  schemas.map(strictSchemaCounts).reduce((sum, c) => ({ optional: sum.optional + c.optional, unions: sum.unions + c.unions }), { optional: 0, unions: 0 });
+  schemas
+    .map(strictSchemaCounts)
+    .reduce((sum, c) => ({ optional: sum.optional + c.optional, unions: sum.unions + c.unions }), { optional: 0, unions: 0 });

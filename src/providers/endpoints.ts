@@ -75,7 +75,9 @@ export function operatorPrefixes(provider: ProviderName, env: EndpointEnv): read
   const cached = parsedPrefixes.get(provider);
   if (cached?.source === source) return cached.prefixes;
   const defaultOrigin = originOf(DEFAULT_BASE_URLS[provider]) as string;
-  const entries = [variable, ...allowed.split(",")].map((url) => prefixOf(url.trim())).filter((prefix): prefix is Prefix => prefix !== null);
+  const entries = [variable, ...allowed.split(",")]
+    .map((url) => prefixOf(url.trim()))
+    .filter((prefix): prefix is Prefix => prefix !== null);
   const prefixes = [{ origin: defaultOrigin, segments: [] }, ...entries];
   parsedPrefixes.set(provider, { source, prefixes });
   return prefixes;

@@ -165,13 +165,11 @@ function withShouldRetry(chosen: Row, headers: Headers | undefined): Row {
 /** Status, error types / codes and message of either SDK's `APIError` (Anthropic keeps the whole body, OpenAI its `error`). */
 function readDetails(error: Anthropic.APIError | OpenAI.APIError): Details {
   const outer = isRecord(error.error) ? error.error : null;
-  const inner = isRecord(outer?.["error"]) ? outer["error"] : outer;
-  const details = inner?.["details"];
-  const detailsCode = isRecord(details) ? details["error_code"] : undefined;
-  const kinds = [inner?.["type"], inner?.["code"], detailsCode, error.type].filter(
-    (k): k is string => typeof k === "string" && k.length > 0,
-  );
-  const message = typeof inner?.["message"] === "string" ? inner["message"] : "";
+  const inner = isRecord(outer?.error) ? outer.error : outer;
+  const details = inner?.details;
+  const detailsCode = isRecord(details) ? details.error_code : undefined;
+  const kinds = [inner?.type, inner?.code, detailsCode, error.type].filter((k): k is string => typeof k === "string" && k.length > 0);
+  const message = typeof inner?.message === "string" ? inner.message : "";
   return { status: typeof error.status === "number" ? error.status : null, kinds, message, headers: error.headers };
 }
 

@@ -98,7 +98,10 @@ export function createProvider(config: ProviderConfig, env: ProviderEnv & Creden
     let adapter: Promise<ModelProvider> | undefined;
     return {
       name,
-      call: async (request, options) => (await (adapter ??= tenantAdapter(name, credential, agentBase, env, tenant))).call(request, options),
+      call: async (request, options) => {
+        adapter ??= tenantAdapter(name, credential, agentBase, env, tenant);
+        return (await adapter).call(request, options);
+      },
     };
   }
   const refused = operatorEndpointProblem(config, env);
@@ -119,7 +122,7 @@ async function tenantAdapter(
   tenant: string,
 ): Promise<ModelProvider> {
   if (!env.DB) return failing(name, new ProviderError("auth_error", `Credential ${id} cannot be read here`, false));
-  let loaded;
+  let loaded: Awaited<ReturnType<typeof loadCredential>>;
   try {
     loaded = await loadCredential({ DB: env.DB, CREDENTIALS_KEY: env.CREDENTIALS_KEY, LOOKUP_CACHE_MS: env.LOOKUP_CACHE_MS }, tenant, id);
   } catch (error) {

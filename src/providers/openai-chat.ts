@@ -36,9 +36,7 @@ export function toChatRequest(request: ModelRequest) {
     stop: settings?.stop,
     safety_identifier: settings?.end_user,
     prompt_cache_key: request.cache_key || undefined,
-    response_format: schema
-      ? { type: "json_schema", json_schema: { name: "output", schema, strict: isStrictSchema(schema) } }
-      : undefined,
+    response_format: schema ? { type: "json_schema", json_schema: { name: "output", schema, strict: isStrictSchema(schema) } } : undefined,
     stream: true,
     stream_options: { include_usage: true },
   } satisfies ChatCompletionCreateParamsStreaming;
@@ -58,10 +56,7 @@ export class OpenAIChatProvider implements ModelProvider {
   async call(request: ModelRequest, options: ModelCallOptions): Promise<ModelResponse> {
     const clock = firstTokenClock();
     try {
-      const stream = await this.#client.chat.completions.create(
-        toChatRequest(request),
-        requestOptions(request, options.signal),
-      );
+      const stream = await this.#client.chat.completions.create(toChatRequest(request), requestOptions(request, options.signal));
       const answer = new ChatAccumulator((event) => {
         clock.mark();
         options.onEvent?.(event);

@@ -21,7 +21,10 @@ const DATED = /-(\d{8}|\d{4}-\d{2}-\d{2})$/;
 
 /** The efforts `model` takes, or null when the table does not know the model. */
 export function supportedEfforts(model: string): readonly string[] | null {
-  const name = model.toLowerCase().replace(/^openai\//, "").replace(DATED, "");
+  const name = model
+    .toLowerCase()
+    .replace(/^openai\//, "")
+    .replace(DATED, "");
   return EFFORTS.find(([pattern]) => pattern.test(name))?.[1] ?? null;
 }
 

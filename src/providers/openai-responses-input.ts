@@ -80,7 +80,8 @@ function assistantItems(blocks: Block[]): ResponseInputItem[] {
   };
   for (const block of blocks) {
     if (block.type === "text") {
-      if (texts.length > 0 && messageIdOf(texts[0]!) !== messageIdOf(block)) flush();
+      const first = texts[0];
+      if (first !== undefined && messageIdOf(first) !== messageIdOf(block)) flush();
       texts.push(block);
     } else if (block.type !== "image" && block.type !== "file") {
       flush();
@@ -94,14 +95,15 @@ function assistantItems(blocks: Block[]): ResponseInputItem[] {
 
 /** OpenAI's own message id of a text block (`msg_…`), if it has one. */
 function messageIdOf(block: TextBlock): string | null {
-  const id = block.provider_data?.["id"];
+  const id = block.provider_data?.id;
   return typeof id === "string" && id.startsWith("msg_") ? id : null;
 }
 
 function assistantMessage(blocks: TextBlock[]): ResponseInputItem {
-  const id = messageIdOf(blocks[0]!);
+  const first = blocks[0];
+  const id = first ? messageIdOf(first) : null;
   if (id === null) return { type: "message", role: "assistant", content: blocks.map((b) => b.text).join("\n\n") };
-  const phase = blocks[0]!.provider_data?.["phase"];
+  const phase = first?.provider_data?.phase;
   return {
     type: "message",
     id,
@@ -164,7 +166,7 @@ function responsesMedia(block: MediaBlock, data: MediaData | undefined): Respons
 function toItem(block: Exclude<Block, { type: "text" | "image" | "file" }>): ResponseInputItem | null {
   switch (block.type) {
     case "tool_call": {
-      const id = block.provider_data?.["id"];
+      const id = block.provider_data?.id;
       return {
         type: "function_call",
         call_id: wireToolCallId(block.tool_call_id),
@@ -182,10 +184,10 @@ function toItem(block: Exclude<Block, { type: "text" | "image" | "file" }>): Res
 
 /** OpenAI's own reasoning item; other providers' reasoning (Anthropic thinking …) is not sent. */
 function openAIReasoning(block: Extract<Block, { type: "reasoning" }>): ResponseInputItem | null {
-  const id = block.provider_data?.["id"];
+  const id = block.provider_data?.id;
   if (block.provider !== "openai" || typeof id !== "string" || !id.startsWith("rs_")) return null;
-  const encrypted = block.provider_data?.["encrypted_content"];
-  const summary = stringArray(block.provider_data?.["summary"]) ?? (block.text ? [block.text] : []);
+  const encrypted = block.provider_data?.encrypted_content;
+  const summary = stringArray(block.provider_data?.summary) ?? (block.text ? [block.text] : []);
   return {
     type: "reasoning",
     id,

@@ -1,9 +1,4 @@
-import type {
-  Response,
-  ResponseOutputItem,
-  ResponseStreamEvent,
-  ResponseUsage,
-} from "openai/resources/responses/responses";
+import type { Response, ResponseOutputItem, ResponseStreamEvent, ResponseUsage } from "openai/resources/responses/responses";
 import type { Block, Usage } from "../core/messages";
 import { count } from "./call-support";
 import { parseToolArguments } from "./tool-calls";

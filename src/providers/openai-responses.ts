@@ -52,7 +52,9 @@ export class OpenAIResponsesProvider implements ModelProvider {
         safety_identifier: settings?.end_user,
         prompt_cache_key: request.cache_key || undefined,
         text: request.output_schema
-          ? { format: { type: "json_schema", name: "output", schema: request.output_schema, strict: isStrictSchema(request.output_schema) } }
+          ? {
+              format: { type: "json_schema", name: "output", schema: request.output_schema, strict: isStrictSchema(request.output_schema) },
+            }
           : undefined,
         stream: true,
       } satisfies ResponseCreateParamsStreaming;

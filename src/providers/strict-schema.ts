@@ -91,5 +91,4 @@ function strictNode(node: unknown, depth: number, budget: Budget): boolean {
   return true;
 }
 
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === "object" && value !== null && !Array.isArray(value);
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);

@@ -53,7 +53,6 @@ export function wireToolCallId(id: string, maxLength = 64): string {
   return `${head || "call"}_${hash}`;
 }
 
-
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }

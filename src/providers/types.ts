@@ -50,9 +50,7 @@ export type ModelRequest = {
 };
 
 /** What an adapter reports while the answer streams in. */
-export type ModelStreamEvent =
-  | { type: "text_delta"; text: string }
-  | { type: "reasoning_delta"; text: string };
+export type ModelStreamEvent = { type: "text_delta"; text: string } | { type: "reasoning_delta"; text: string };
 
 /**
  * Why a model answer ended, provider-neutral (docs/providers.md, Stop reasons): `end_turn` and

@@ -80,7 +80,11 @@ export async function executeTool(call: ToolCallBlock, context: ToolContext): Pr
         context.signal,
       );
     case "builtin":
-      return runBuiltin(tool.name, call.arguments, { metadata: context.agent.metadata, environment: context.environment, signal: context.signal });
+      return runBuiltin(tool.name, call.arguments, {
+        metadata: context.agent.metadata,
+        environment: context.environment,
+        signal: context.signal,
+      });
     case "client":
       return toolError(`Tool ${call.name} is answered by the client`);
   }

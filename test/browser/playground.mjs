@@ -56,15 +56,22 @@ before(async () => {
   let serverLog = "";
   server.stdout.on("data", (chunk) => (serverLog += chunk));
   server.stderr.on("data", (chunk) => (serverLog += chunk));
-  await until(async () => (await fetch(base + "/")).ok, 90_000, "npm start to answer").catch((error) => {
+  await until(async () => (await fetch(`${base}/`)).ok, 90_000, "npm start to answer").catch((error) => {
     console.error(serverLog);
     throw error;
   });
   browser = await chromium.launch({
     executablePath: CHROMIUM,
     // Without the background-networking flags Chromium keeps trying to reach Google's hosts, which a closed network refuses.
-    args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-      "--disable-component-update", "--disable-sync"],
+    args: [
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
   });
   page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
   page.on("response", (response) => {
@@ -84,7 +91,10 @@ after(async () => {
   }
 });
 
-const adminToken = () => readFileSync(".dev.vars", "utf8").match(/^\s*ADMIN_TOKEN\s*=\s*(.+)$/m)?.[1].trim();
+const adminToken = () =>
+  readFileSync(".dev.vars", "utf8")
+    .match(/^\s*ADMIN_TOKEN\s*=\s*(.+)$/m)?.[1]
+    .trim();
 const shot = (name) => page.screenshot({ path: `${ARTIFACTS}/${name}.png`, fullPage: true });
 const status = () => page.locator("#status");
 const output = () => page.locator("#output");
@@ -102,7 +112,7 @@ async function newSession() {
 }
 
 test("the page loads with a token hint, and the mock agent is created once and reused", async () => {
-  await page.goto(base + "/");
+  await page.goto(`${base}/`);
   await page.locator("#token-hint", { hasText: ".dev.vars" }).waitFor();
   await page.fill("#token", adminToken());
   await page.locator("#token").press("Tab");
@@ -125,7 +135,10 @@ test("a turn streams its answer, with the tool call, its checkpoint, tokens and 
   await page.locator("#activity .tool", { hasText: "→ current_time" }).waitFor();
   await page.locator("#activity .tool", { hasText: "← current_time returned" }).waitFor();
   assert.ok((await page.locator("#activity .fork").count()) >= 1);
-  assert.match(await page.locator("#metrics").textContent(), /tokens in [1-9]\d* · out [1-9]\d* · cost unknown \(no price for this model\) · tool calls 1 · retries 0/);
+  assert.match(
+    await page.locator("#metrics").textContent(),
+    /tokens in [1-9]\d* · out [1-9]\d* · cost unknown \(no price for this model\) · tool calls 1 · retries 0/,
+  );
   await page.locator("#transcript .message.user", { hasText: "Hello there" }).waitFor();
   toolSession = await page.inputValue("#session");
   assert.match(toolSession, /^ses_/);
@@ -196,9 +209,12 @@ test("picking an earlier session shows its transcript", async () => {
 });
 
 test("no request of the page failed (no /favicon.ico 404)", async () => {
-  const icon = await fetch(base + "/favicon.ico");
+  const icon = await fetch(`${base}/favicon.ico`);
   assert.equal(icon.status, 200);
   assert.match(icon.headers.get("content-type"), /icon/);
   // API calls are the console's business (the mock agent's first lookup is a 404 by design); the page's own files must all load.
-  assert.deepEqual(failedResponses.filter((line) => !line.includes("/v1/")), []);
+  assert.deepEqual(
+    failedResponses.filter((line) => !line.includes("/v1/")),
+    [],
+  );
 });

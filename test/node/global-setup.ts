@@ -11,11 +11,7 @@ export async function serveFetch(handler: (request: Request) => Promise<Response
   return server;
 }
 
-async function forward(
-  handler: (request: Request) => Promise<Response>,
-  req: IncomingMessage,
-  res: ServerResponse,
-): Promise<void> {
+async function forward(handler: (request: Request) => Promise<Response>, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const chunks: Buffer[] = [];
   for await (const chunk of req) chunks.push(chunk as Buffer);
   const abort = new AbortController();

@@ -23,7 +23,8 @@ export const LOG_CANARY = "reliability-log-canary";
 export type LogScan = { lines: number; canaries: number; found: string[] };
 
 /** Shared through globalThis: the config and the reporter are loaded as separate module instances. */
-export const logScan = (): LogScan => ((globalThis as { __reliabilityLogScan?: LogScan }).__reliabilityLogScan ??= { lines: 0, canaries: 0, found: [] });
+export const logScan = (): LogScan =>
+  ((globalThis as { __reliabilityLogScan?: LogScan }).__reliabilityLogScan ??= { lines: 0, canaries: 0, found: [] });
 
 /** Counts the log's lines and records any line holding a secret (the secret itself is not recorded). */
 export function scanLog(log: string): void {

@@ -33,14 +33,16 @@ export default class ReliabilityReporter implements Reporter {
         }
         const meta = test.meta() as { reliability?: Record<string, Record<string, number>> };
         for (const [category, entries] of Object.entries(meta.reliability ?? {})) {
-          const into = (counts[category] ??= {});
+          counts[category] ??= {};
+          const into = counts[category];
           for (const [name, value] of Object.entries(entries)) into[name] = (into[name] ?? 0) + value;
         }
       }
     }
     // The log lines of the whole run (vitest.reliability.config.ts): a secret in one fails the run.
     const scan = logScan();
-    const secrets = (counts.secrets ??= {});
+    counts.secrets ??= {};
+    const secrets = counts.secrets;
     secrets.log_lines_scanned = scan.lines;
     secrets.found = (secrets.found ?? 0) + scan.found.length;
     secrets.worker_log_canaries_seen = scan.canaries;
@@ -53,7 +55,13 @@ export default class ReliabilityReporter implements Reporter {
       failures.push("log capture: the Durable Object's session_rebuilt line never reached onConsoleLog");
       process.exitCode = 1;
     }
-    const results = { finished_at: new Date().toISOString(), seconds: Math.round((Date.now() - this.started) / 1000), tests: { passed, failed }, failures, counts };
+    const results = {
+      finished_at: new Date().toISOString(),
+      seconds: Math.round((Date.now() - this.started) / 1000),
+      tests: { passed, failed },
+      failures,
+      counts,
+    };
     writeFileSync(RESULTS_FILE, `${JSON.stringify(results, null, 2)}\n`);
   }
 }

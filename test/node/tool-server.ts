@@ -28,9 +28,7 @@ type RecordedCall = {
  *   GET  /media/<kind>         → png (a 1×1 PNG), text (text/plain), big (a 6 MB "PNG"),
  *                                redirect (302 to /media/png), missing (404): image URL tests
  */
-export async function startToolServer(
-  serve: (handler: (request: Request) => Promise<Response>) => Promise<Server>,
-): Promise<Server> {
+export async function startToolServer(serve: (handler: (request: Request) => Promise<Response>) => Promise<Server>): Promise<Server> {
   const calls = new Map<string, RecordedCall[]>();
   const holds = new Map<string, Hold>();
   const holdOf = (bucket: string) => {
@@ -68,7 +66,7 @@ export async function startToolServer(
     }
     const raw = await request.text();
     const timestamp = request.headers.get("x-agentry-timestamp");
-    const expected = "sha256=" + createHmac("sha256", WEBHOOK_SECRET).update(`${timestamp}.${raw}`).digest("hex");
+    const expected = `sha256=${createHmac("sha256", WEBHOOK_SECRET).update(`${timestamp}.${raw}`).digest("hex")}`;
     let body: unknown = raw;
     try {
       body = JSON.parse(raw);

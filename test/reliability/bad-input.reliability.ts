@@ -20,14 +20,17 @@ type Case = { method: string; path: string; body?: unknown; headers?: Record<str
 
 /** The names of the app's D1 tables (not the platform's `_cf_` ones). */
 async function d1Tables(): Promise<{ results: { name: string }[] }> {
-  return env.DB.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE '\\_cf%' ESCAPE '\\'").all<{ name: string }>();
+  return env.DB.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE '\\_cf%' ESCAPE '\\'").all<{
+    name: string;
+  }>();
 }
 
 /** Every D1 table's row count, the owner's session transcript (full) and its agent and run, as one string. */
 async function storedState(token: string, owned: Owned): Promise<string> {
   const tables = await d1Tables();
   const counts: Record<string, unknown> = {};
-  for (const { name } of tables.results) counts[name] = (await env.DB.prepare(`SELECT count(*) AS n FROM "${name}"`).first<{ n: number }>())?.n;
+  for (const { name } of tables.results)
+    counts[name] = (await env.DB.prepare(`SELECT count(*) AS n FROM "${name}"`).first<{ n: number }>())?.n;
   const read = async (path: string) => (await api(path, {}, token)).text();
   return JSON.stringify({
     counts,
@@ -42,7 +45,12 @@ type Owned = { agent: string; run: string; session: string; credential: string; 
 
 /** Fills an OpenAPI path with the owner's ids (so only the fuzzed part is wrong). */
 function ownedPath(path: string, owned: Owned): string {
-  const ids: Record<string, string> = { agent_id: owned.agent, run_id: owned.run, session_id: owned.session, id: path.startsWith("/v1/keys") ? owned.key : owned.credential };
+  const ids: Record<string, string> = {
+    agent_id: owned.agent,
+    run_id: owned.run,
+    session_id: owned.session,
+    id: path.startsWith("/v1/keys") ? owned.key : owned.credential,
+  };
   return path.replace(/\{([^}]+)\}/g, (_, name: string) => encodeURIComponent(ids[name] ?? name));
 }
 
@@ -67,7 +75,10 @@ function mishandled(response: Response, text: string, openAi: boolean, sent: unk
     const isObject = typeof sent === "object" && sent !== null && !Array.isArray(sent);
     return response.status === 400 && isObject && !named ? `400 names no param: ${text.slice(0, 300)}` : null;
   }
-  if (response.status === 400 && !(body.error.details?.fields?.length && body.error.details.fields.every((f) => typeof f.path === "string" && f.path.length > 0))) {
+  if (
+    response.status === 400 &&
+    !(body.error.details?.fields?.length && body.error.details.fields.every((f) => typeof f.path === "string" && f.path.length > 0))
+  ) {
     return `400 names no field: ${text.slice(0, 300)}`;
   }
   return null;
@@ -83,7 +94,9 @@ function badRequests(op: Operation, owned: Owned): { kind: string; runs: number;
     return invalid ? [{ name, invalid }] : [];
   });
   if (op.body) {
-    const others = fc.dictionary(fc.constantFrom(...Object.keys(op.body.properties ?? { x: {} })), fc.jsonValue({ maxDepth: 3 }), { maxKeys: 4 });
+    const others = fc.dictionary(fc.constantFrom(...Object.keys(op.body.properties ?? { x: {} })), fc.jsonValue({ maxDepth: 3 }), {
+      maxKeys: 4,
+    });
     const invalidBody = fuzzable.length
       ? fc.oneof(...fuzzable.map(({ name, invalid }) => fc.tuple(others, invalid).map(([rest, value]) => ({ ...rest, [name]: value }))))
       : fc.constant(null);
@@ -101,8 +114,20 @@ function badRequests(op: Operation, owned: Owned): { kind: string; runs: number;
       runs: RUNS.body,
       arbitrary: fc.oneof(
         { weight: 4, arbitrary: invalidBody.map((body) => ({ method: op.method, path, body, token })) },
-        { weight: 1, arbitrary: notAnObject.map((body) => ({ method: op.method, path, body: JSON.stringify(body), headers: { "content-type": "application/json" }, token })) },
-        { weight: 1, arbitrary: rawText.map((body) => ({ method: op.method, path, body, headers: { "content-type": "application/json" }, token })) },
+        {
+          weight: 1,
+          arbitrary: notAnObject.map((body) => ({
+            method: op.method,
+            path,
+            body: JSON.stringify(body),
+            headers: { "content-type": "application/json" },
+            token,
+          })),
+        },
+        {
+          weight: 1,
+          arbitrary: rawText.map((body) => ({ method: op.method, path, body, headers: { "content-type": "application/json" }, token })),
+        },
       ),
     });
     const required = op.body.required ?? [];
@@ -111,21 +136,31 @@ function badRequests(op: Operation, owned: Owned): { kind: string; runs: number;
       out.push({
         kind: "body",
         runs: RUNS.missingRequired,
-        arbitrary: fc
-          .tuple(fc.constantFrom(...required), fc.subarray(optional))
-          .map(([missing, kept]) => ({ method: op.method, path, body: Object.fromEntries([...required.filter((r) => r !== missing), ...kept].map((k) => [k, "x"])), token })),
+        arbitrary: fc.tuple(fc.constantFrom(...required), fc.subarray(optional)).map(([missing, kept]) => ({
+          method: op.method,
+          path,
+          body: Object.fromEntries([...required.filter((r) => r !== missing), ...kept].map((k) => [k, "x"])),
+          token,
+        })),
       });
     }
-    const badType = fc.oneof(fc.constantFrom("text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", "application/xml"), fc.string({ unit: "grapheme-ascii", minLength: 1 }).filter((s) => !/json/i.test(s)));
+    const badType = fc.oneof(
+      fc.constantFrom("text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", "application/xml"),
+      fc.string({ unit: "grapheme-ascii", minLength: 1 }).filter((s) => !/json/i.test(s)),
+    );
     out.push({
       kind: "headers",
       runs: RUNS.contentType,
-      arbitrary: fc.tuple(badType, invalidBody).map(([type, body]) => ({ method: op.method, path, body: JSON.stringify(body), headers: { "content-type": type }, token })),
+      arbitrary: fc
+        .tuple(badType, invalidBody)
+        .map(([type, body]) => ({ method: op.method, path, body: JSON.stringify(body), headers: { "content-type": type }, token })),
     });
     out.push({
       kind: "headers",
       runs: RUNS.idempotencyKey,
-      arbitrary: fc.tuple(fc.string({ unit: "grapheme-ascii", minLength: 256, maxLength: 400 }), invalidBody).map(([key, body]) => ({ method: op.method, path, body, headers: { "idempotency-key": key }, token })),
+      arbitrary: fc
+        .tuple(fc.string({ unit: "grapheme-ascii", minLength: 256, maxLength: 400 }), invalidBody)
+        .map(([key, body]) => ({ method: op.method, path, body, headers: { "idempotency-key": key }, token })),
     });
   }
   for (const parameter of op.parameters.filter((p) => p.in === "query")) {
@@ -134,7 +169,12 @@ function badRequests(op: Operation, owned: Owned): { kind: string; runs: number;
     out.push({
       kind: "query",
       runs: RUNS.query,
-      arbitrary: invalid.map((value) => ({ method: op.method, path: `${path}?${parameter.name}=${encodeURIComponent(value)}`, body: op.body ? {} : undefined, token })),
+      arbitrary: invalid.map((value) => ({
+        method: op.method,
+        path: `${path}?${parameter.name}=${encodeURIComponent(value)}`,
+        body: op.body ? {} : undefined,
+        token,
+      })),
     });
   }
   const pathParams = op.parameters.filter((p) => p.in === "path");
@@ -160,7 +200,11 @@ async function fuzz(context: TestContext, kind: string, runs: number, arbitrary:
     await fc.assert(
       fc.asyncProperty(arbitrary, async (c) => {
         count(context, "inputs", `tried_${kind}`);
-        const response = await api(c.path, { method: c.method, body: c.body, headers: c.headers }, c.token === undefined ? tenantToken : c.token);
+        const response = await api(
+          c.path,
+          { method: c.method, body: c.body, headers: c.headers },
+          c.token === undefined ? tenantToken : c.token,
+        );
         const text = await response.text();
         const leaked = secretsIn(text, [TENANT_CREDENTIAL_KEY]);
         count(context, "secrets", "answers_scanned");
@@ -181,7 +225,9 @@ describe("bad input, fuzzed from the OpenAPI document", () => {
   it("answers every bad body, query, path parameter and header of every route with a JSON 4xx naming the field, and stores nothing", async (context) => {
     const token = await createTenantToken();
     const credential = `cred-${crypto.randomUUID()}`;
-    expect((await api("/v1/credentials", { body: { id: credential, provider: "anthropic", api_key: TENANT_CREDENTIAL_KEY } }, token)).status).toBe(201);
+    expect(
+      (await api("/v1/credentials", { body: { id: credential, provider: "anthropic", api_key: TENANT_CREDENTIAL_KEY } }, token)).status,
+    ).toBe(201);
     const agent = await createAgent({ tools: [{ type: "client", name: "ask", parameters: { type: "object", properties: {} } }] }, token);
     const paused = await runTurn(agent.id, { input: "[[tool ask {}]]" }, token);
     expect(paused.status).toBe("paused");
@@ -201,12 +247,14 @@ describe("bad input, fuzzed from the OpenAPI document", () => {
       "headers",
       RUNS.authorization,
       // Only /v1 routes take a token; `GET /health` answers anyone.
-      fc.tuple(fc.constantFrom(...ops.filter((op) => op.path.startsWith("/v1/"))), fc.string({ unit: "grapheme-ascii", maxLength: 200 })).map(([op, value]) => ({
-        method: op.method,
-        path: ownedPath(op.path, owned),
-        headers: { authorization: value },
-        token: null,
-      })),
+      fc
+        .tuple(fc.constantFrom(...ops.filter((op) => op.path.startsWith("/v1/"))), fc.string({ unit: "grapheme-ascii", maxLength: 200 }))
+        .map(([op, value]) => ({
+          method: op.method,
+          path: ownedPath(op.path, owned),
+          headers: { authorization: value },
+          token: null,
+        })),
       token,
     );
     expect(await storedState(token, owned)).toBe(before);

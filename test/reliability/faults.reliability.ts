@@ -8,7 +8,17 @@ import { deliverRunMessages, holdRunQueue } from "../support/run-queue";
 import { postRun, runTurn, transcriptOf, type Run, type RunEvent } from "../support/runs";
 import { callsReceived, openGate } from "../support/tool-server";
 import { count } from "./support/counts";
-import { eventually, expectIntact, expectNoStoredSecrets, faultAgent, loopbackOf, PROVIDERS, storedScan, TWO_TOOLS, type Provider } from "./support/fault-run";
+import {
+  eventually,
+  expectIntact,
+  expectNoStoredSecrets,
+  faultAgent,
+  loopbackOf,
+  PROVIDERS,
+  storedScan,
+  TWO_TOOLS,
+  type Provider,
+} from "./support/fault-run";
 
 /** Rounds of every fault kind on every provider (19 kinds × 3 providers per round; 4 rounds = 228 faults). */
 const ROUNDS = 4;
@@ -85,7 +95,9 @@ const faults: Record<string, (provider: Provider, round: number) => Promise<void
     await openGate(bucket);
     const held = await holdRunQueue(sessionId);
     // Held in the queue, the run stays pending (no run_started yet): take its id from the 202 answer.
-    const accepted = await (await postRun(agent.id, { input: TWO_TOOLS, session_id: sessionId, background: true })).json<{ run_id: string }>();
+    const accepted = await (await postRun(agent.id, { input: TWO_TOOLS, session_id: sessionId, background: true })).json<{
+      run_id: string;
+    }>();
     expect(held).toHaveLength(1);
     const result = await deliverRunMessages([held[0], held[0], held[0]]);
     expect(result.retryMessages).toEqual([]);
@@ -107,7 +119,10 @@ const faults: Record<string, (provider: Provider, round: number) => Promise<void
   cancel_races_completion: async (provider, round) => {
     const { started, stream } = await start(provider, round);
     await callsReceived(started.bucket, 2);
-    const [cancel] = await Promise.all([api(`/v1/agents/${started.agentId}/runs/${started.runId}/cancel`, { method: "POST" }), openGate(started.bucket)]);
+    const [cancel] = await Promise.all([
+      api(`/v1/agents/${started.agentId}/runs/${started.runId}/cancel`, { method: "POST" }),
+      openGate(started.bucket),
+    ]);
     await stream.rest();
     // A genuine race: cancel answers 200 with the run it cancelled or with the terminal status the run
     // already had (API.md), and the stored run, transcript and events must agree with that answer.
@@ -131,7 +146,9 @@ const faults: Record<string, (provider: Provider, round: number) => Promise<void
     expect((await api(`/v1/sessions/${started.sessionId}/transcript`)).status).toBe(404);
     const left = await env.DB.prepare(
       "SELECT (SELECT count(*) FROM messages WHERE session_id = ?1) AS messages, (SELECT count(*) FROM runs WHERE session_id = ?1 AND status IN ('pending', 'running')) AS live_runs",
-    ).bind(started.sessionId).first();
+    )
+      .bind(started.sessionId)
+      .first();
     const events = await env.DB.prepare("SELECT seq, type FROM events WHERE session_id = ?").bind(started.sessionId).all();
     expect({ ...left, events: events.results }).toEqual({ messages: 0, live_runs: 0, events: [] });
     const { started: again, stream: next } = await start(provider, round, TWO_TOOLS, true, started.sessionId);
@@ -140,7 +157,12 @@ const faults: Record<string, (provider: Provider, round: number) => Promise<void
   },
   cancel_races_continue: async (provider, round) => {
     const ask = { type: "client", name: "ask_user", parameters: { type: "object", properties: {} } };
-    const agent = await createAgent({ provider, model: "mock-1", base_url: round % 2 === 0 ? "mock:" : loopbackOf(provider), tools: [ask] });
+    const agent = await createAgent({
+      provider,
+      model: "mock-1",
+      base_url: round % 2 === 0 ? "mock:" : loopbackOf(provider),
+      tools: [ask],
+    });
     const sessionId = `fault-continue-${crypto.randomUUID()}`;
     const paused = await runTurn(agent.id, { input: "[[tool ask_user {}]] go", session_id: sessionId });
     expect(paused.status).toBe("paused");
@@ -155,19 +177,30 @@ const faults: Record<string, (provider: Provider, round: number) => Promise<void
     expect(cancel.status).toBe(200);
     const outcome = (await cancel.json<Run>()).status;
     const continuedAs = continued.status === 200 ? (await continued.json<Run>()).status : continued.status;
-    expect([["completed", "completed"], ["cancelled", "cancelled"], ["cancelled", 409]]).toContainEqual([outcome, continuedAs]);
+    expect([
+      ["completed", "completed"],
+      ["cancelled", "cancelled"],
+      ["cancelled", 409],
+    ]).toContainEqual([outcome, continuedAs]);
     const run = await (await api(`/v1/agents/${agent.id}/runs/${paused.id}?wait=20`)).json<Run>();
     expect(run.status).toBe(outcome);
     const events = (await (await api(`/v1/agents/${agent.id}/runs/${paused.id}/events`)).json<{ data: RunEvent[] }>()).data;
     const seqs = events.map((e) => e.seq);
     expect(seqs).toEqual(seqs.map((_, i) => seqs[0]! + i));
-    expect(events.filter((e) => ["run_completed", "run_cancelled", "run_error"].includes(e.type)).map((e) => e.type)).toEqual([`run_${outcome}`]);
+    expect(events.filter((e) => ["run_completed", "run_cancelled", "run_error"].includes(e.type)).map((e) => e.type)).toEqual([
+      `run_${outcome}`,
+    ]);
     const transcript = await transcriptOf(sessionId);
     expect(transcript.map((m) => m.index)).toEqual(transcript.map((_, i) => i));
     // The tool's answer is recorded once when the continue was accepted, never when it was refused.
     expect(transcript.filter((m) => m.role === "tool").length).toBe(continuedAs === 409 ? 0 : 1);
     const mirrored = await eventually(
-      async () => (await env.DB.prepare("SELECT idx FROM messages WHERE tenant = 'default' AND session_id = ? ORDER BY idx").bind(sessionId).all<{ idx: number }>()).results,
+      async () =>
+        (
+          await env.DB.prepare("SELECT idx FROM messages WHERE tenant = 'default' AND session_id = ? ORDER BY idx")
+            .bind(sessionId)
+            .all<{ idx: number }>()
+        ).results,
       (rows) => rows.length >= transcript.length,
     );
     expect(mirrored.map((m) => m.idx)).toEqual(transcript.map((m) => m.index));

@@ -19,7 +19,14 @@ const ADMIN_ROUTES = new Set(["POST /v1/keys", "GET /v1/keys", "DELETE /v1/keys/
  * A foreign agent's runs list answers as an unknown agent's does (200, empty), as the test of
  * tenant isolation in `npm test` reads API.md.
  */
-const LIST_ROUTES = new Set(["GET /v1/agents", "GET /v1/sessions", "GET /v1/credentials", "GET /v1/usage", "GET /v1/health", "GET /v1/agents/:agent_id/runs"]);
+const LIST_ROUTES = new Set([
+  "GET /v1/agents",
+  "GET /v1/sessions",
+  "GET /v1/credentials",
+  "GET /v1/usage",
+  "GET /v1/health",
+  "GET /v1/agents/:agent_id/runs",
+]);
 
 type Owned = { agent: string; run: string; session: string; credential: string; keyId: string; toolCallId: string };
 
@@ -77,7 +84,9 @@ describe("isolation over the whole route table", () => {
     const foreign = await createTenantToken();
     const key = await (await api("/v1/keys", { body: { tenant: uniqueTenant("victim"), name: "v" } })).json<{ id: string }>();
     const credential = `cred-${crypto.randomUUID()}`;
-    expect((await api("/v1/credentials", { body: { id: credential, provider: "anthropic", api_key: OWNER_CREDENTIAL_KEY } }, owner)).status).toBe(201);
+    expect(
+      (await api("/v1/credentials", { body: { id: credential, provider: "anthropic", api_key: OWNER_CREDENTIAL_KEY } }, owner)).status,
+    ).toBe(201);
     const agent = await createAgent({ tools: [{ type: "client", name: "ask", parameters: { type: "object", properties: {} } }] }, owner);
     const paused = await runTurn(agent.id, { input: "[[tool ask {}]]" }, owner);
     expect(paused.status).toBe("paused");
@@ -150,7 +159,9 @@ describe("isolation over the whole route table", () => {
       for (const [kind, token, headers] of bad) {
         const response = await send(method, request!, token, headers);
         expect(response.status, `${kind} ${method} ${path}`).toBe(401);
-        const unauthorized = path.startsWith("/v1/responses") ? { error: { code: "invalid_api_key" } } : { error: { type: "unauthorized" } };
+        const unauthorized = path.startsWith("/v1/responses")
+          ? { error: { code: "invalid_api_key" } }
+          : { error: { type: "unauthorized" } };
         expect(await response.json<ErrorBody>()).toMatchObject(unauthorized);
         count(context, "isolation", "bad_token_checks");
       }
@@ -160,7 +171,11 @@ describe("isolation over the whole route table", () => {
       const ws = await api(`/v1/sessions/s/ws?token=${encodeURIComponent(token)}`, { headers: { upgrade: "websocket" } }, null);
       expect(ws.status).toBe(401);
       expect(ws.webSocket).toBeNull();
-      const sse = await api(`/v1/agents/a/runs/r/events?token=${encodeURIComponent(token)}`, { headers: { accept: "text/event-stream" } }, null);
+      const sse = await api(
+        `/v1/agents/a/runs/r/events?token=${encodeURIComponent(token)}`,
+        { headers: { accept: "text/event-stream" } },
+        null,
+      );
       expect(sse.status).toBe(401);
       expect(sse.headers.get("content-type")).toMatch(/application\/json/);
       count(context, "isolation", "bad_token_checks", 2);

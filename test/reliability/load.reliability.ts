@@ -12,7 +12,12 @@ const TURNS_PER_BLAST = 100;
 const CONCURRENT_SESSIONS = 200;
 
 /** A webhook tool that answers at once with its arguments, recorded under `bucket`. */
-const echoTool = (bucket: string, name: string) => ({ type: "webhook", name, parameters: { type: "object", properties: {} }, url: `${env.TOOL_SERVER_URL}/echo/${bucket}` });
+const echoTool = (bucket: string, name: string) => ({
+  type: "webhook",
+  name,
+  parameters: { type: "object", properties: {} },
+  url: `${env.TOOL_SERVER_URL}/echo/${bucket}`,
+});
 
 describe("load", () => {
   it(`accepts exactly one of ${TURNS_PER_BLAST} concurrent turns on a fresh session, ${BLASTS} times, and stores only the winner`, async (context) => {
@@ -23,7 +28,9 @@ describe("load", () => {
       const agent = await createAgent({ tools: [gateTool(bucket)] }, token);
       const sessionId = `blast-${crypto.randomUUID()}`;
       const responses = await Promise.all(
-        Array.from({ length: TURNS_PER_BLAST }, (_, i) => postRun(agent.id, { input: `[[tool wait {}]] turn ${i}`, session_id: sessionId, stream: true }, token)),
+        Array.from({ length: TURNS_PER_BLAST }, (_, i) =>
+          postRun(agent.id, { input: `[[tool wait {}]] turn ${i}`, session_id: sessionId, stream: true }, token),
+        ),
       );
       const accepted = responses.filter((r) => r.status === 200);
       const refused = responses.filter((r) => r.status === 409);
@@ -48,17 +55,27 @@ describe("load", () => {
     const token = await createTenantToken();
     const agent = await createAgent({ tools: [echoTool("load-first", "first"), echoTool("load-second", "second")] }, token);
     const prefix = `loop-${crypto.randomUUID()}-`;
-    const sessions = Array.from({ length: CONCURRENT_SESSIONS }, (_, i) => ({ id: `${prefix}${i}`, input: `[[tool first {"n":${i}}]] [[tool second {"n":${i}}]] loop ${i}` }));
+    const sessions = Array.from({ length: CONCURRENT_SESSIONS }, (_, i) => ({
+      id: `${prefix}${i}`,
+      input: `[[tool first {"n":${i}}]] [[tool second {"n":${i}}]] loop ${i}`,
+    }));
     const responses = await Promise.all(sessions.map((s) => postRun(agent.id, { input: s.input, session_id: s.id }, token)));
     const runs = await Promise.all(responses.map((r) => r.json<Run>()));
     expect(responses.map((r) => r.status)).toEqual(sessions.map(() => 200));
     expect(runs.map((r) => r.status)).toEqual(sessions.map(() => "completed"));
-    expect(runs.map((r) => r.output)).toEqual(sessions.map((_, i) => `You said: loop ${i}\nfirst returned: {"echo":{"n":${i}}}\nsecond returned: {"echo":{"n":${i}}}`));
+    expect(runs.map((r) => r.output)).toEqual(
+      sessions.map((_, i) => `You said: loop ${i}\nfirst returned: {"echo":{"n":${i}}}\nsecond returned: {"echo":{"n":${i}}}`),
+    );
     const transcripts = await Promise.all(sessions.map((s) => transcriptOf(s.id, token)));
     expect(transcripts.map((t) => t.length)).toEqual(sessions.map(() => 6));
     // Every session's rows reached the D1 mirror too (6 each), none twice.
     const mirrored = await eventually(
-      () => env.DB.prepare("SELECT count(*) AS n, count(DISTINCT session_id || '/' || idx) AS distinct_rows FROM messages WHERE session_id LIKE ?").bind(`${prefix}%`).first<{ n: number; distinct_rows: number }>(),
+      () =>
+        env.DB.prepare(
+          "SELECT count(*) AS n, count(DISTINCT session_id || '/' || idx) AS distinct_rows FROM messages WHERE session_id LIKE ?",
+        )
+          .bind(`${prefix}%`)
+          .first<{ n: number; distinct_rows: number }>(),
       (counts) => (counts?.n ?? 0) >= CONCURRENT_SESSIONS * 6,
     );
     expect(mirrored).toEqual({ n: CONCURRENT_SESSIONS * 6, distinct_rows: CONCURRENT_SESSIONS * 6 });

@@ -18,25 +18,34 @@ declare module "vitest" {
 const MINUTES = inject("soakMinutes");
 const SESSIONS_PER_BATCH = 20;
 
-const echoTool = (name: string) => ({ type: "webhook", name, parameters: { type: "object", properties: {} }, url: `${env.TOOL_SERVER_URL}/echo/soak` });
+const echoTool = (name: string) => ({
+  type: "webhook",
+  name,
+  parameters: { type: "object", properties: {} },
+  url: `${env.TOOL_SERVER_URL}/echo/soak`,
+});
 
 describe("soak", () => {
-  it.runIf(MINUTES > 0)(`keeps concurrent tool loops correct for ${MINUTES} minutes`, { timeout: (MINUTES + 5) * 60_000 }, async (context) => {
-    const token = await createTenantToken();
-    const agent = await createAgent({ tools: [echoTool("first"), echoTool("second")] }, token);
-    const deadline = Date.now() + MINUTES * 60_000;
-    while (Date.now() < deadline) {
-      const outputs = await Promise.all(
-        Array.from({ length: SESSIONS_PER_BATCH }, async (_, i) => {
-          const sessionId = `soak-${crypto.randomUUID()}`;
-          const first = await runTurn(agent.id, { input: `[[tool first {}]] [[tool second {}]] one ${i}`, session_id: sessionId }, token);
-          const second = await runTurn(agent.id, { input: `two ${i}`, session_id: sessionId }, token);
-          return [first.status, second.status, second.output];
-        }),
-      );
-      expect(outputs).toEqual(outputs.map((_, i) => ["completed", "completed", `You said: two ${i}`]));
-      count(context, "soak", "turns", SESSIONS_PER_BATCH * 2);
-    }
-    count(context, "soak", "minutes", MINUTES);
-  });
+  it.runIf(MINUTES > 0)(
+    `keeps concurrent tool loops correct for ${MINUTES} minutes`,
+    { timeout: (MINUTES + 5) * 60_000 },
+    async (context) => {
+      const token = await createTenantToken();
+      const agent = await createAgent({ tools: [echoTool("first"), echoTool("second")] }, token);
+      const deadline = Date.now() + MINUTES * 60_000;
+      while (Date.now() < deadline) {
+        const outputs = await Promise.all(
+          Array.from({ length: SESSIONS_PER_BATCH }, async (_, i) => {
+            const sessionId = `soak-${crypto.randomUUID()}`;
+            const first = await runTurn(agent.id, { input: `[[tool first {}]] [[tool second {}]] one ${i}`, session_id: sessionId }, token);
+            const second = await runTurn(agent.id, { input: `two ${i}`, session_id: sessionId }, token);
+            return [first.status, second.status, second.output];
+          }),
+        );
+        expect(outputs).toEqual(outputs.map((_, i) => ["completed", "completed", `You said: two ${i}`]));
+        count(context, "soak", "turns", SESSIONS_PER_BATCH * 2);
+      }
+      count(context, "soak", "minutes", MINUTES);
+    },
+  );
 });

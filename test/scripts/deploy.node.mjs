@@ -17,10 +17,16 @@ function setUp(account) {
   copyFileSync(join(root, "wrangler.toml"), join(dir, "wrangler.toml"));
   const bin = join(dir, "bin");
   spawnSync("mkdir", [bin]);
-  writeFileSync(join(bin, "wrangler"), `#!/bin/sh\nexec "${process.execPath}" "${join(root, "test", "scripts", "fake-wrangler.mjs")}" "$@"\n`);
+  writeFileSync(
+    join(bin, "wrangler"),
+    `#!/bin/sh\nexec "${process.execPath}" "${join(root, "test", "scripts", "fake-wrangler.mjs")}" "$@"\n`,
+  );
   chmodSync(join(bin, "wrangler"), 0o755);
   const stateFile = join(dir, "state.json");
-  writeFileSync(stateFile, JSON.stringify({ loggedIn: true, databases: [], queues: [], buckets: [], migratedIds: [], deployed: 0, calls: [], ...account }));
+  writeFileSync(
+    stateFile,
+    JSON.stringify({ loggedIn: true, databases: [], queues: [], buckets: [], migratedIds: [], deployed: 0, calls: [], ...account }),
+  );
   const deploy = (...args) => {
     const result = spawnSync(process.execPath, [join(root, "scripts", "deploy.mjs"), ...args], {
       cwd: dir,
@@ -38,7 +44,12 @@ test("a first deploy creates the database, both queues (dead-letter first) and t
   const { dir, deploy } = setUp();
   const run = deploy();
   assert.equal(run.status, 0, run.stderr);
-  assert.deepEqual(creates(run.state.calls), ["d1 create agentry", "queues create agentry-runs-dlq", "queues create agentry-runs", "r2 bucket create agentry-media"]);
+  assert.deepEqual(creates(run.state.calls), [
+    "d1 create agentry",
+    "queues create agentry-runs-dlq",
+    "queues create agentry-runs",
+    "r2 bucket create agentry-media",
+  ]);
   const written = readFileSync(join(dir, "wrangler.deploy.toml"), "utf8");
   assert.match(written, /database_id = "db-1-uuid"/);
   assert.ok(readFileSync(join(dir, "wrangler.toml"), "utf8").includes(PLACEHOLDER), "wrangler.toml keeps its placeholder");

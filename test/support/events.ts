@@ -15,7 +15,8 @@ function parseFrame(frame: string): RunEvent | null {
   const data = fields.get("data");
   if (data === undefined) return null;
   const event = JSON.parse(data) as RunEvent;
-  if (String(event.seq) !== fields.get("id") || event.type !== fields.get("event")) throw new Error(`SSE frame id/event do not match its envelope: ${frame}`);
+  if (String(event.seq) !== fields.get("id") || event.type !== fields.get("event"))
+    throw new Error(`SSE frame id/event do not match its envelope: ${frame}`);
   return event;
 }
 

@@ -69,13 +69,20 @@ const concat = (parts: Uint8Array[]) => {
  * A real PNG that image decoders read (not only its header): 8-bit grey (`channels` 1) or RGB
  * (3), each row's bytes from `pixel(x, y, channel)`.
  */
-export async function realPng(width: number, height: number, channels: 1 | 3, pixel: (x: number, y: number, c: number) => number): Promise<Uint8Array> {
+export async function realPng(
+  width: number,
+  height: number,
+  channels: 1 | 3,
+  pixel: (x: number, y: number, c: number) => number,
+): Promise<Uint8Array> {
   const stride = 1 + width * channels;
   const raw = new Uint8Array(stride * height);
   for (let y = 0; y < height; y++) {
     for (let x = 0; x < width * channels; x++) raw[y * stride + 1 + x] = pixel(Math.floor(x / channels), y, x % channels);
   }
-  const compressed = new Uint8Array(await new Response(new Blob([raw]).stream().pipeThrough(new CompressionStream("deflate"))).arrayBuffer());
+  const compressed = new Uint8Array(
+    await new Response(new Blob([raw]).stream().pipeThrough(new CompressionStream("deflate"))).arrayBuffer(),
+  );
   const header = new Uint8Array(13);
   const view = new DataView(header.buffer);
   view.setUint32(0, width);
@@ -112,8 +119,14 @@ export function pngOfSize(width: number, height: number): string {
 
 /** A PDF whose body holds `pages` page objects, base64. */
 export const pdfOfPages = (pages: number) =>
-  toBase64(new TextEncoder().encode(`%PDF-1.4\n${Array.from({ length: pages }, (_, i) => `${i + 3} 0 obj << /Type /Page /Parent 2 0 R >> endobj\n`).join("")}%%EOF\n`));
+  toBase64(
+    new TextEncoder().encode(
+      `%PDF-1.4\n${Array.from({ length: pages }, (_, i) => `${i + 3} 0 obj << /Type /Page /Parent 2 0 R >> endobj\n`).join("")}%%EOF\n`,
+    ),
+  );
 
 /** A one-page PDF whose trailer names an encryption dictionary (a password-protected PDF). */
 export const encryptedPdf = () =>
-  toBase64(new TextEncoder().encode("%PDF-1.4\n3 0 obj << /Type /Page /Parent 2 0 R >> endobj\ntrailer << /Root 1 0 R /Encrypt 9 0 R >>\n%%EOF\n"));
+  toBase64(
+    new TextEncoder().encode("%PDF-1.4\n3 0 obj << /Type /Page /Parent 2 0 R >> endobj\ntrailer << /Root 1 0 R /Encrypt 9 0 R >>\n%%EOF\n"),
+  );

@@ -67,7 +67,12 @@ const ITEM_STATUS = ["in_progress", "completed", "incomplete"];
 // Content parts ------------------------------------------------------------------------------
 
 const topLogProb = object({ token: str, logprob: num, bytes: { type: "array", items: int } });
-const logProb = object({ token: str, logprob: num, bytes: { type: "array", items: int }, top_logprobs: { type: "array", items: topLogProb } });
+const logProb = object({
+  token: str,
+  logprob: num,
+  bytes: { type: "array", items: int },
+  top_logprobs: { type: "array", items: topLogProb },
+});
 const urlCitation = object({ type: { const: "url_citation" }, url: str, start_index: int, end_index: int, title: str });
 
 const contentParts: Record<string, Schema> = {
@@ -120,7 +125,10 @@ const functionCallOutput = object({
       str,
       {
         type: "array",
-        items: byType({ input_text: contentParts.input_text!, input_image: contentParts.input_image!, input_file: contentParts.input_file! }, false),
+        items: byType(
+          { input_text: contentParts.input_text!, input_image: contentParts.input_image!, input_file: contentParts.input_file! },
+          false,
+        ),
       },
     ],
   },
@@ -140,7 +148,11 @@ const reasoning = object(
   ["type", "id", "summary"],
 );
 
-const compaction = object({ type: { const: "compaction" }, id: str, encrypted_content: str, created_by: str }, ["type", "id", "encrypted_content"]);
+const compaction = object({ type: { const: "compaction" }, id: str, encrypted_content: str, created_by: str }, [
+  "type",
+  "id",
+  "encrypted_content",
+]);
 
 // Tools, tool choice, text, reasoning config, usage ---------------------------------------------
 
@@ -160,7 +172,11 @@ const toolChoice: Schema = {
     byType(
       {
         function: functionToolChoice,
-        allowed_tools: object({ type: { const: "allowed_tools" }, tools: { type: "array", items: functionToolChoice }, mode: { enum: TOOL_CHOICE_MODES } }),
+        allowed_tools: object({
+          type: { const: "allowed_tools" },
+          tools: { type: "array", items: functionToolChoice },
+          mode: { enum: TOOL_CHOICE_MODES },
+        }),
       },
       false,
     ),
@@ -174,7 +190,13 @@ const textField = object(
         text: object({ type: { const: "text" } }),
         json_object: object({ type: { const: "json_object" } }),
         // The OpenAPI document types `schema` as null (a generator artefact); an object or null is accepted.
-        json_schema: object({ type: { const: "json_schema" }, name: str, description: nullableStr, schema: { type: ["object", "null"] }, strict: bool }),
+        json_schema: object({
+          type: { const: "json_schema" },
+          name: str,
+          description: nullableStr,
+          schema: { type: ["object", "null"] },
+          strict: bool,
+        }),
       },
       false,
     ),
@@ -313,15 +335,21 @@ const streamEvents: Record<string, Schema> = {
   "response.reasoning_summary_part.done": event("response.reasoning_summary_part.done", { ...inSummary, part: ref("PartNoVideo") }),
   "response.reasoning_summary_text.delta": event("response.reasoning_summary_text.delta", { ...inSummary, delta: str }, obfuscation),
   "response.reasoning_summary_text.done": event("response.reasoning_summary_text.done", { ...inSummary, text: str }),
-  "response.function_call_arguments.delta": event("response.function_call_arguments.delta", { item_id: str, output_index: int, delta: str }, obfuscation),
-  "response.function_call_arguments.done": event("response.function_call_arguments.done", { item_id: str, output_index: int, arguments: str }),
+  "response.function_call_arguments.delta": event(
+    "response.function_call_arguments.delta",
+    { item_id: str, output_index: int, delta: str },
+    obfuscation,
+  ),
+  "response.function_call_arguments.done": event("response.function_call_arguments.done", {
+    item_id: str,
+    output_index: int,
+    arguments: str,
+  }),
   error: event("error", {
-    error: object({ type: str, code: nullableStr, message: str, param: nullableStr, headers: { type: "object", additionalProperties: str } }, [
-      "type",
-      "code",
-      "message",
-      "param",
-    ]),
+    error: object(
+      { type: str, code: nullableStr, message: str, param: nullableStr, headers: { type: "object", additionalProperties: str } },
+      ["type", "code", "message", "param"],
+    ),
   }),
 };
 
@@ -329,7 +357,10 @@ const streamEvents: Record<string, Schema> = {
 export const STREAM_EVENT_TYPES = Object.keys(streamEvents);
 
 // The spec's prose: every item, an extension item too, has `id`, `type` and `status`.
-const standardItems = byType({ message, function_call: functionCall, function_call_output: functionCallOutput, reasoning, compaction }, true);
+const standardItems = byType(
+  { message, function_call: functionCall, function_call_output: functionCallOutput, reasoning, compaction },
+  true,
+);
 const item: Schema = {
   ...standardItems,
   allOf: [
@@ -349,7 +380,11 @@ const defs: Record<string, Schema> = {
 
 // Extension events (`acme:…`) need only `type` and `sequence_number`.
 const anyStreamEvent = byType(streamEvents, true);
-const streamEvent: Schema = { ...anyStreamEvent, required: ["type", "sequence_number"], properties: { ...anyStreamEvent.properties, sequence_number: int } };
+const streamEvent: Schema = {
+  ...anyStreamEvent,
+  required: ["type", "sequence_number"],
+  properties: { ...anyStreamEvent.properties, sequence_number: int },
+};
 
 const responseValidator = new Validator({ $defs: defs, ...ref("Response") }, "2020-12", false);
 const streamEventValidator = new Validator({ $defs: defs, ...streamEvent }, "2020-12", false);
@@ -393,7 +428,9 @@ function violations(validator: Validator, value: unknown): string[] {
       const missing = /property "([^"]+)"/.exec(error.error)?.[1];
       lines.add(`${fieldPath(error.instanceLocation, missing)}: required, missing`);
     } else if (error.keyword === "anyOf") {
-      lines.add(`${fieldPath(error.instanceLocation)}: matches none of the allowed shapes (got ${shown(valueAt(value, error.instanceLocation))})`);
+      lines.add(
+        `${fieldPath(error.instanceLocation)}: matches none of the allowed shapes (got ${shown(valueAt(value, error.instanceLocation))})`,
+      );
     } else {
       lines.add(`${fieldPath(error.instanceLocation)}: ${error.error} (got ${shown(valueAt(value, error.instanceLocation))})`);
     }
@@ -419,7 +456,9 @@ export function expectValidResponse(value: unknown, { label = "response", soft =
 /** Fails the test, listing every violation, unless `event` is a valid streaming event. */
 export function expectValidStreamEvent(event: unknown, { label, soft = false }: ExpectOptions = {}): void {
   const found = streamEventViolations(event);
-  const name = label ?? `event ${shown((event as { type?: unknown } | null)?.type)} #${shown((event as { sequence_number?: unknown } | null)?.sequence_number)}`;
+  const name =
+    label ??
+    `event ${shown((event as { type?: unknown } | null)?.type)} #${shown((event as { sequence_number?: unknown } | null)?.sequence_number)}`;
   (soft ? expect.soft : expect)(found, `${name} violates the Open Responses streaming event schema:\n  ${found.join("\n  ")}`).toEqual([]);
 }
 
@@ -433,6 +472,11 @@ export function expectValidStreamEvents(events: unknown[], { label = "stream", s
     const { type, sequence_number: seq } = (event ?? {}) as { type?: unknown; sequence_number?: unknown };
     for (const line of streamEventViolations(event)) seen.set(line, [...(seen.get(line) ?? []), `${String(type)}#${String(seq)}`]);
   }
-  const found = [...seen].map(([line, where]) => `${line} [${where.slice(0, 6).join(", ")}${where.length > 6 ? `, … (${where.length} events)` : ""}]`);
-  (soft ? expect.soft : expect)(found, `${label}: events violate the Open Responses streaming event schemas:\n  ${found.join("\n  ")}`).toEqual([]);
+  const found = [...seen].map(
+    ([line, where]) => `${line} [${where.slice(0, 6).join(", ")}${where.length > 6 ? `, … (${where.length} events)` : ""}]`,
+  );
+  (soft ? expect.soft : expect)(
+    found,
+    `${label}: events violate the Open Responses streaming event schemas:\n  ${found.join("\n  ")}`,
+  ).toEqual([]);
 }

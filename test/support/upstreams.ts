@@ -19,7 +19,10 @@ export const upstreamBase = (upstream: string, bucket: string, provider: Provide
 
 /** What a recording upstream's bucket received. */
 export const requestsOf = async (upstream: string, bucket: string) =>
-  (await fetch(`${upstream}/requests/${bucket}`)).json<{ method: string; path: string; headers: Record<string, string>; body: Record<string, unknown> | null }[]>();
+  (await fetch(`${upstream}/requests/${bucket}`)).json<
+    { method: string; path: string; headers: Record<string, string>; body: Record<string, unknown> | null }[]
+  >();
 
 /** The key a provider request carried: Anthropic's `x-api-key` or OpenAI's bearer token. */
-export const keyOf = (headers: Record<string, string> | undefined) => headers?.["x-api-key"] ?? headers?.["authorization"]?.replace(/^Bearer /, "");
+export const keyOf = (headers: Record<string, string> | undefined) =>
+  headers?.["x-api-key"] ?? headers?.authorization?.replace(/^Bearer /, "");

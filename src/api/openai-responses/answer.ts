@@ -13,7 +13,9 @@ const identityOf = (c: Context<AppEnv>, run: Pick<Run, "session_id">) => ({ tena
 /** Every stored event of a run (all its stretches), from its session object. */
 export async function storedEventsOf(c: Context<AppEnv>, run: Pick<Run, "id" | "session_id">): Promise<RunEvent[]> {
   const identity = identityOf(c, run);
-  return unwrap(await callSession(c.env, identity.tenant, run.session_id, (stub) => stub.readEvents(identity, run.id, 0), { idempotent: true })).events;
+  return unwrap(
+    await callSession(c.env, identity.tenant, run.session_id, (stub) => stub.readEvents(identity, run.id, 0), { idempotent: true }),
+  ).events;
 }
 
 /** A run as its Response object, with the agent's own tool calls of its current stretch as output items. */
@@ -46,6 +48,8 @@ export async function watchResponse(
   from: { startingAfter?: number; stretch?: number },
 ): Promise<Response> {
   const identity = identityOf(c, run);
-  const watched = unwrap(await callSession(c.env, identity.tenant, run.session_id, (stub) => stub.watchEvents(identity, run.id, 0), { idempotent: true }));
+  const watched = unwrap(
+    await callSession(c.env, identity.tenant, run.session_id, (stub) => stub.watchEvents(identity, run.id, 0), { idempotent: true }),
+  );
   return streamResponse(c, run, surface, watched.stream, from);
 }

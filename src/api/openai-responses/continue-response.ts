@@ -46,7 +46,12 @@ function checkResent(run: RunRecord, earlier: ReadInput["earlier"]): void {
     const action = asked.get(item.call_id);
     if (!action) continue;
     if (action.name !== item.name || !isDeepStrictEqual(callArguments(item.arguments, index), action.arguments ?? {})) {
-      throw invalidFields([{ path: `input.${index}`, message: `function_call ${item.call_id} is not the call that response ${run.id} made (name or arguments differ)` }]);
+      throw invalidFields([
+        {
+          path: `input.${index}`,
+          message: `function_call ${item.call_id} is not the call that response ${run.id} made (name or arguments differ)`,
+        },
+      ]);
     }
   }
 }
@@ -59,8 +64,14 @@ function checkResent(run: RunRecord, earlier: ReadInput["earlier"]): void {
  * same `Idempotency-Key` after the run went on answers that continuation again (it waits for the
  * run to stop, or streams that stretch) and continues nothing twice.
  */
-export async function continueWithOutputs(c: Context<AppEnv>, body: CreateResponseBody, read: ReadInput, paused: RunRecord): Promise<Response> {
-  if (paused.agent_id !== body.model) throw invalidFields([{ path: "model", message: `must be ${paused.agent_id}, the agent of the response these outputs answer` }]);
+export async function continueWithOutputs(
+  c: Context<AppEnv>,
+  body: CreateResponseBody,
+  read: ReadInput,
+  paused: RunRecord,
+): Promise<Response> {
+  if (paused.agent_id !== body.model)
+    throw invalidFields([{ path: "model", message: `must be ${paused.agent_id}, the agent of the response these outputs answer` }]);
   checkResent(paused, read.earlier);
   const tenant = c.get("tenant");
   const agent = runAgent(await runnableAgent(c.env, tenant, body.model), body);
@@ -71,9 +82,13 @@ export async function continueWithOutputs(c: Context<AppEnv>, body: CreateRespon
   const stretch = stretchAnswering(events, read.outputs[0]?.item.call_id ?? "");
   const continued = stretch !== null && events.filter((event) => event.type === "run_continued").length >= stretch;
   if (replay && continued) {
-    const run = unwrap(await callSession(c.env, tenant, paused.session_id, (stub) => stub.getRun(identity, paused.id), { idempotent: true })).run;
+    const run = unwrap(
+      await callSession(c.env, tenant, paused.session_id, (stub) => stub.getRun(identity, paused.id), { idempotent: true }),
+    ).run;
     if (body.stream) return watchResponse(c, run, surface, { stretch });
-    const stopped = await callSession(c.env, tenant, paused.session_id, (stub) => stub.waitForRun(identity, paused.id, REPLAY_WAIT_MS), { idempotent: true });
+    const stopped = await callSession(c.env, tenant, paused.session_id, (stub) => stub.waitForRun(identity, paused.id, REPLAY_WAIT_MS), {
+      idempotent: true,
+    });
     return c.json(await responseOf(c, unwrap(stopped).run, surface), 200);
   }
   const answer = await callSession(c.env, tenant, paused.session_id, (stub) =>

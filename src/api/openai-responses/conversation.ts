@@ -144,7 +144,12 @@ export function historyOf(earlier: Indexed[], outputs: ReadInput["outputs"]): Br
       }
       case "function_call":
         called.add(item.call_id);
-        push("assistant", { type: "tool_call", tool_call_id: item.call_id, name: item.name, arguments: callArguments(item.arguments, index) });
+        push("assistant", {
+          type: "tool_call",
+          tool_call_id: item.call_id,
+          name: item.name,
+          arguments: callArguments(item.arguments, index),
+        });
         break;
       case "function_call_output":
         if (!called.has(item.call_id) || answered.has(item.call_id)) {
@@ -159,7 +164,8 @@ export function historyOf(earlier: Indexed[], outputs: ReadInput["outputs"]): Br
     }
   }
   const unanswered = [...earlier, ...outputs].find(({ item }) => item.type === "function_call" && !answered.has(item.call_id));
-  if (unanswered) throw invalidFields([{ path: `input.${unanswered.index}`, message: "this function_call has no function_call_output after it" }]);
+  if (unanswered)
+    throw invalidFields([{ path: `input.${unanswered.index}`, message: "this function_call has no function_call_output after it" }]);
   return messages;
 }
 

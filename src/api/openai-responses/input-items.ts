@@ -5,35 +5,51 @@ import { FILE_TYPES, IMAGE_TYPES } from "../../media/limits";
 export const DATA_URL = /^data:([^;,]+);base64,(.*)$/s;
 
 const dataUrlOf = (types: readonly string[]) =>
-  z.string().refine((url) => {
-    const match = DATA_URL.exec(url);
-    return match !== null && types.includes(match[1] as string);
-  }, `must be a base64 data URL of type ${types.join(", ")}`);
+  z.string().refine(
+    (url) => {
+      const match = DATA_URL.exec(url);
+      return match !== null && types.includes(match[1] as string);
+    },
+    `must be a base64 data URL of type ${types.join(", ")}`,
+  );
 
 const noFilesApi = "Agentry has no Files API: send the bytes inline (image_url / file_data as a base64 data URL)";
 
 const inputText = z.looseObject({ type: z.literal("input_text"), text: z.string() });
 
-const inputImage = z.looseObject({
-  type: z.literal("input_image"),
-  image_url: z
-    .union([
-      dataUrlOf(IMAGE_TYPES).openapi({ description: "A base64 data URL of a PNG, JPEG, GIF or WebP image", pattern: "^data:" }),
-      z.string().startsWith("https://", "must be an https URL or a base64 data URL").openapi({ description: "An https URL", format: "uri" }),
-    ])
-    .optional(),
-  file_id: z.null({ error: noFilesApi }).optional(),
-  // Agentry sends an image as it is, at the resolution the provider gives it: every detail is served that way.
-  detail: z.enum(["auto", "low", "high", "original"]).nullable().optional(),
-}).refine((part) => typeof part.image_url === "string", { path: ["image_url"], message: "required (Agentry has no Files API for file_id)" });
+const inputImage = z
+  .looseObject({
+    type: z.literal("input_image"),
+    image_url: z
+      .union([
+        dataUrlOf(IMAGE_TYPES).openapi({ description: "A base64 data URL of a PNG, JPEG, GIF or WebP image", pattern: "^data:" }),
+        z
+          .string()
+          .startsWith("https://", "must be an https URL or a base64 data URL")
+          .openapi({ description: "An https URL", format: "uri" }),
+      ])
+      .optional(),
+    file_id: z.null({ error: noFilesApi }).optional(),
+    // Agentry sends an image as it is, at the resolution the provider gives it: every detail is served that way.
+    detail: z.enum(["auto", "low", "high", "original"]).nullable().optional(),
+  })
+  .refine((part) => typeof part.image_url === "string", {
+    path: ["image_url"],
+    message: "required (Agentry has no Files API for file_id)",
+  });
 
-const inputFile = z.looseObject({
-  type: z.literal("input_file"),
-  file_data: dataUrlOf(FILE_TYPES).optional(),
-  filename: z.string().min(1).max(255).optional(),
-  file_id: z.null({ error: noFilesApi }).optional(),
-  file_url: z.null({ error: "file URLs are not fetched: send file_data as a base64 data URL" }).optional(),
-}).refine((part) => typeof part.file_data === "string", { path: ["file_data"], message: "required (Agentry has no Files API for file_id)" });
+const inputFile = z
+  .looseObject({
+    type: z.literal("input_file"),
+    file_data: dataUrlOf(FILE_TYPES).optional(),
+    filename: z.string().min(1).max(255).optional(),
+    file_id: z.null({ error: noFilesApi }).optional(),
+    file_url: z.null({ error: "file URLs are not fetched: send file_data as a base64 data URL" }).optional(),
+  })
+  .refine((part) => typeof part.file_data === "string", {
+    path: ["file_data"],
+    message: "required (Agentry has no Files API for file_id)",
+  });
 
 /** The parts of a user, system or developer message. */
 export const inputContent = z.discriminatedUnion("type", [inputText, inputImage, inputFile]);
@@ -85,7 +101,10 @@ const reasoning = z.looseObject({
   type: z.literal("reasoning"),
   id: z.string().nullable().optional(),
   summary: z.array(z.looseObject({ type: z.string(), text: z.string() })).default([]),
-  content: z.array(z.looseObject({ type: z.string(), text: z.string() })).nullable().optional(),
+  content: z
+    .array(z.looseObject({ type: z.string(), text: z.string() }))
+    .nullable()
+    .optional(),
   encrypted_content: z.string().nullable().optional(),
   status: messageStatus,
 });

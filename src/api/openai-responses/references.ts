@@ -39,14 +39,24 @@ function itemsOfRun(run: RunRecord, events: RunEvent[]): Map<string, InputItem> 
     } else if (event.type === "tool_call_started") {
       close();
       const call_id = String(data.tool_call_id ?? "");
-      items.set(`fc_${run.id}_${call_id}`, { type: "function_call", call_id, name: String(data.name ?? ""), arguments: JSON.stringify(data.arguments ?? {}) });
+      items.set(`fc_${run.id}_${call_id}`, {
+        type: "function_call",
+        call_id,
+        name: String(data.name ?? ""),
+        arguments: JSON.stringify(data.arguments ?? {}),
+      });
     } else if (event.type === "tool_call_completed" || event.type === "tool_call_error") {
       const call_id = String(data.tool_call_id ?? "");
-      items.set(`fco_${run.id}_${call_id}`, { type: "function_call_output", call_id, output: textOf(event.type === "tool_call_error" ? data.error : data.output) });
+      items.set(`fco_${run.id}_${call_id}`, {
+        type: "function_call_output",
+        call_id,
+        output: textOf(event.type === "tool_call_error" ? data.error : data.output),
+      });
     }
   }
   close();
-  if (run.output !== null && run.output !== undefined) items.set(`msg_${run.id}`, { type: "message", role: "assistant", content: textOf(run.output) });
+  if (run.output !== null && run.output !== undefined)
+    items.set(`msg_${run.id}`, { type: "message", role: "assistant", content: textOf(run.output) });
   return items;
 }
 
@@ -59,7 +69,9 @@ export async function resolveReferences(c: Context<AppEnv>, earlier: ReadInput["
   const tenant = c.get("tenant");
   const named = new Set(earlier.flatMap(({ item }) => (item.type === "item_reference" ? [ITEM_ID.exec(item.id)?.[1] ?? ""] : [])));
   if (named.size > MAX_REFERENCED_RESPONSES) {
-    throw invalidFields([{ path: "input", message: `item references name ${named.size} responses; at most ${MAX_REFERENCED_RESPONSES} in one request` }]);
+    throw invalidFields([
+      { path: "input", message: `item references name ${named.size} responses; at most ${MAX_REFERENCED_RESPONSES} in one request` },
+    ]);
   }
   const runs = new Map<string, Promise<Map<string, InputItem>>>();
   const itemsOf = (runId: string) => {
@@ -78,9 +90,11 @@ export async function resolveReferences(c: Context<AppEnv>, earlier: ReadInput["
       if (entry.item.type !== "item_reference") return entry;
       const runId = ITEM_ID.exec(entry.item.id)?.[1];
       // An unknown (or foreign) response is no output of the caller's; any other failure is the server's.
-      const notFound = (error: unknown) => (error instanceof ApiError && error.type === "not_found" ? new Map<string, InputItem>() : Promise.reject(error));
+      const notFound = (error: unknown) =>
+        error instanceof ApiError && error.type === "not_found" ? new Map<string, InputItem>() : Promise.reject(error);
       const item = runId === undefined ? undefined : (await itemsOf(runId).catch(notFound)).get(entry.item.id);
-      if (!item) throw invalidFields([{ path: `input.${entry.index}.id`, message: `${entry.item.id} is no output item of a response of yours` }]);
+      if (!item)
+        throw invalidFields([{ path: `input.${entry.index}.id`, message: `${entry.item.id} is no output item of a response of yours` }]);
       return { item, index: entry.index };
     }),
   );

@@ -57,7 +57,12 @@ export function renderResponse(
     // A paused response has answered (with its calls) when the run paused: the time of its `run_paused`.
     completed_at: run.status === "completed" ? unixSeconds(run.finished_at) : run.status === "paused" ? unixSeconds(pausedAt) : null,
     status: truncated ? ("incomplete" as const) : statusOf[run.status],
-    error: failed ? { code: run.error?.type === "rate_limited" ? "rate_limit_exceeded" : "server_error", message: run.error?.message ?? "The run failed" } : null,
+    error: failed
+      ? {
+          code: run.error?.type === "rate_limited" ? "rate_limit_exceeded" : "server_error",
+          message: run.error?.message ?? "The run failed",
+        }
+      : null,
     incomplete_details: truncated ? { reason: "max_output_tokens" as const } : null,
     instructions: surface.instructions,
     max_output_tokens: surface.max_output_tokens,
@@ -108,6 +113,12 @@ function inputContentOf(part: Run["input"][number]) {
  */
 export function renderInputItems(run: Run) {
   const id = `msg_in_${run.id}`;
-  const item = { type: "message" as const, id, role: "user" as const, status: "completed" as const, content: run.input.map(inputContentOf) };
+  const item = {
+    type: "message" as const,
+    id,
+    role: "user" as const,
+    status: "completed" as const,
+    content: run.input.map(inputContentOf),
+  };
   return { object: "list" as const, data: [item], first_id: id, last_id: id, has_more: false };
 }

@@ -3,7 +3,8 @@ import { objectJsonSchema, REASONING_EFFORTS, TOOL_NAME } from "../../agents";
 import { CLIENT_ID } from "../../core/ids";
 import { inputItem } from "./input-items";
 
-const noBackend = (what: string) => `${what} tools are not served: Agentry has no backend for OpenAI's hosted tools (give the agent a tool instead)`;
+const noBackend = (what: string) =>
+  `${what} tools are not served: Agentry has no backend for OpenAI's hosted tools (give the agent a tool instead)`;
 
 /** A client function tool of the request: the run pauses on its calls (an Agentry `client` tool). */
 const functionTool = z.looseObject({
@@ -68,9 +69,7 @@ const INCLUDABLE = [
   "message.output_text.logprobs",
 ] as const;
 
-const metadata = z
-  .record(z.string().max(64), z.string().max(512))
-  .refine((m) => Object.keys(m).length <= 16, "at most 16 keys");
+const metadata = z.record(z.string().max(64), z.string().max(512)).refine((m) => Object.keys(m).length <= 16, "at most 16 keys");
 
 /**
  * `POST /v1/responses` as OpenAI's API takes it (docs/responses-api.md, "Request fields"): every
@@ -84,7 +83,10 @@ export const createResponseBody = z
     input: z.union([z.string().min(1), z.array(inputItem).min(1)]),
     instructions: z.string().nullable().optional(),
     previous_response_id: z.string().nullable().optional(),
-    conversation: z.union([z.string(), z.looseObject({ id: z.string() })]).nullable().optional(),
+    conversation: z
+      .union([z.string(), z.looseObject({ id: z.string() })])
+      .nullable()
+      .optional(),
     text: textConfig.nullable().optional(),
     tools: z.array(tool).max(128).nullable().optional(),
     tool_choice: toolChoice.nullable().optional(),

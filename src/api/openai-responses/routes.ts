@@ -83,8 +83,16 @@ const getResponse = createRoute({
   request: {
     params: responseParams,
     query: z.strictObject({
-      stream: z.enum(["true", "false"]).optional().openapi({ description: "true: the response's stream events, from the start or after starting_after" }),
-      starting_after: z.coerce.number().int().min(0).optional().openapi({ description: "With stream=true: the sequence_number after which to resume" }),
+      stream: z
+        .enum(["true", "false"])
+        .optional()
+        .openapi({ description: "true: the response's stream events, from the start or after starting_after" }),
+      starting_after: z.coerce
+        .number()
+        .int()
+        .min(0)
+        .optional()
+        .openapi({ description: "With stream=true: the sequence_number after which to resume" }),
     }),
   },
   responses: {
@@ -104,7 +112,10 @@ const cancelResponse = createRoute({
   summary: "OpenAI Responses: cancel a response (its run), queued or in progress; idempotent",
   security: bearerSecurity,
   request: { params: responseParams },
-  responses: { 200: { description: "The response, cancelled or as it had already ended", content: { "application/json": { schema: responseSchema } } }, ...errors },
+  responses: {
+    200: { description: "The response, cancelled or as it had already ended", content: { "application/json": { schema: responseSchema } } },
+    ...errors,
+  },
 });
 
 const inputItemsRoute = createRoute({
@@ -118,7 +129,17 @@ const inputItemsRoute = createRoute({
   responses: {
     200: {
       description: "The input items",
-      content: { "application/json": { schema: z.object({ object: z.literal("list"), data: z.array(z.record(z.string(), z.unknown())), first_id: z.string(), last_id: z.string(), has_more: z.boolean() }) } },
+      content: {
+        "application/json": {
+          schema: z.object({
+            object: z.literal("list"),
+            data: z.array(z.record(z.string(), z.unknown())),
+            first_id: z.string(),
+            last_id: z.string(),
+            has_more: z.boolean(),
+          }),
+        },
+      },
     },
     ...errors,
   },
@@ -222,7 +243,12 @@ async function refuseAnsweredCalls(c: Context<AppEnv>, read: ReadInput): Promise
     if (runId === undefined) continue;
     const run = await ownedResponse(c.env.DB, c.get("tenant"), runId).catch(() => null);
     if (run && run.status !== "paused") {
-      throw invalidFields([{ path: `input.${index}.call_id`, message: `response ${run.id} no longer waits for this call (it is ${run.status}): send the next turn as a message` }]);
+      throw invalidFields([
+        {
+          path: `input.${index}.call_id`,
+          message: `response ${run.id} no longer waits for this call (it is ${run.status}): send the next turn as a message`,
+        },
+      ]);
     }
   }
 }
@@ -247,7 +273,10 @@ export const openAiResponseRoutes = newRouter()
     }
     // Earlier items with a named session repeat what the session holds; without one they are its history.
     const named = Boolean(body.previous_response_id || body.conversation);
-    const history = !named && (read.earlier.length > 0 || read.turn === null) ? historyOf(await resolveReferences(c, read.earlier), read.outputs) : undefined;
+    const history =
+      !named && (read.earlier.length > 0 || read.turn === null)
+        ? historyOf(await resolveReferences(c, read.earlier), read.outputs)
+        : undefined;
     const input = read.turn ?? [];
     if (read.turn !== null) {
       const checked = runInput.safeParse(input);
@@ -292,9 +321,15 @@ export const openAiResponseRoutes = newRouter()
     const { response_id } = c.req.valid("param");
     const tenant = c.get("tenant");
     const stored = await ownedResponse(c.env.DB, tenant, response_id);
-    const result = await callSession(c.env, tenant, stored.session_id, (stub) => stub.cancelRun({ tenant, session_id: stored.session_id }, response_id), {
-      idempotent: true,
-    });
+    const result = await callSession(
+      c.env,
+      tenant,
+      stored.session_id,
+      (stub) => stub.cancelRun({ tenant, session_id: stored.session_id }, response_id),
+      {
+        idempotent: true,
+      },
+    );
     return c.json(await responseOf(c, unwrap(result).run, storedSurface(stored)), 200);
   })
   .openapi(inputItemsRoute, async (c) => {

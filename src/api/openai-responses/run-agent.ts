@@ -17,7 +17,8 @@ export function runAgent(agent: Agent, body: Pick<CreateResponseBody, "tools" | 
   const tools: FunctionTool[] = body.tools ?? [];
   const taken = new Set(agent.tools.map((tool) => tool.name));
   tools.forEach((tool, index) => {
-    if (taken.has(tool.name)) throw invalidFields([{ path: `tools.${index}.name`, message: `the agent already has a tool named "${tool.name}"` }]);
+    if (taken.has(tool.name))
+      throw invalidFields([{ path: `tools.${index}.name`, message: `the agent already has a tool named "${tool.name}"` }]);
     taken.add(tool.name);
     const invalid = tool.parameters ? schemaProblem(tool.parameters) : null;
     if (invalid) throw invalidFields([{ path: `tools.${index}.parameters`, message: invalid }]);
@@ -32,7 +33,14 @@ export function runAgent(agent: Agent, body: Pick<CreateResponseBody, "tools" | 
     // OpenAI's default for a function tool is strict.
     strict: tool.strict ?? true,
   }));
-  const compaction = body.truncation === "auto" ? (agent.compaction?.enabled ? agent.compaction : AUTO_COMPACTION) : body.truncation === "disabled" ? null : agent.compaction;
+  const compaction =
+    body.truncation === "auto"
+      ? agent.compaction?.enabled
+        ? agent.compaction
+        : AUTO_COMPACTION
+      : body.truncation === "disabled"
+        ? null
+        : agent.compaction;
   return { ...agent, compaction, tools: [...agent.tools, ...clientTools] };
 }
 

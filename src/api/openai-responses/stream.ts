@@ -43,7 +43,14 @@ function* functionCallEvents(item: ToolItem, output_index: number): Generator<Re
 function pausedResponse(run: Run, surface: ResponseSurface, event: RunEvent, serverItems: ServerToolItem[], calls: ToolItem[]) {
   const response = renderResponse(run, surface, serverItems);
   const completed_at = Math.floor(Date.parse(event.created_at) / 1000);
-  return { ...response, status: "completed" as const, error: null, incomplete_details: null, completed_at, output: [...serverItems, ...calls] };
+  return {
+    ...response,
+    status: "completed" as const,
+    error: null,
+    incomplete_details: null,
+    completed_at,
+    output: [...serverItems, ...calls],
+  };
 }
 
 /**
@@ -99,7 +106,11 @@ async function* translate(
     const part = { type: "output_text", text, annotations: [], logprobs: [] };
     yield { type: "response.output_text.done", item_id: id, output_index: outputIndex, content_index: 0, text, logprobs: [] };
     yield { type: "response.content_part.done", item_id: id, output_index: outputIndex, content_index: 0, part };
-    yield { type: "response.output_item.done", output_index: outputIndex, item: { type: "message", id, status, role: "assistant", content: [part] } };
+    yield {
+      type: "response.output_item.done",
+      output_index: outputIndex,
+      item: { type: "message", id, status, role: "assistant", content: [part] },
+    };
     outputIndex += 1;
   };
   for await (const event of events) {
@@ -130,9 +141,26 @@ async function* translate(
         yield { type: "response.output_text.delta", item_id: open.id, output_index: outputIndex, content_index: 0, delta, logprobs: [] };
       } else if (open.text.trim() !== "") {
         open.announced = true;
-        yield { type: "response.output_item.added", output_index: outputIndex, item: { type: "message", id: open.id, status: "in_progress", role: "assistant", content: [] } };
-        yield { type: "response.content_part.added", item_id: open.id, output_index: outputIndex, content_index: 0, part: { type: "output_text", text: "", annotations: [], logprobs: [] } };
-        yield { type: "response.output_text.delta", item_id: open.id, output_index: outputIndex, content_index: 0, delta: open.text, logprobs: [] };
+        yield {
+          type: "response.output_item.added",
+          output_index: outputIndex,
+          item: { type: "message", id: open.id, status: "in_progress", role: "assistant", content: [] },
+        };
+        yield {
+          type: "response.content_part.added",
+          item_id: open.id,
+          output_index: outputIndex,
+          content_index: 0,
+          part: { type: "output_text", text: "", annotations: [], logprobs: [] },
+        };
+        yield {
+          type: "response.output_text.delta",
+          item_id: open.id,
+          output_index: outputIndex,
+          content_index: 0,
+          delta: open.text,
+          logprobs: [],
+        };
       }
     } else if (isTerminal(event.type)) {
       yield* close();
@@ -148,7 +176,15 @@ async function* translate(
         continue;
       }
       const response = renderResponse(run, surface, [...tools.items], tools.answerId);
-      yield { type: response.status === "completed" ? "response.completed" : response.status === "incomplete" ? "response.incomplete" : "response.failed", response };
+      yield {
+        type:
+          response.status === "completed"
+            ? "response.completed"
+            : response.status === "incomplete"
+              ? "response.incomplete"
+              : "response.failed",
+        response,
+      };
     }
   }
 }
@@ -158,7 +194,10 @@ async function* translate(
  * `startingAfter` and those of stretches before `stretch` are skipped, and the stream ends with
  * the final event (`response.completed`, `.failed`, `.incomplete`) of the first stretch it shows.
  */
-export function responsesSse(events: AsyncGenerator<StretchEvent>, from: { startingAfter?: number; stretch?: number } = {}): ReadableStream<Uint8Array> {
+export function responsesSse(
+  events: AsyncGenerator<StretchEvent>,
+  from: { startingAfter?: number; stretch?: number } = {},
+): ReadableStream<Uint8Array> {
   const startingAfter = from.startingAfter ?? -1;
   const firstStretch = from.stretch ?? 0;
   let sequence = 0;

@@ -24,7 +24,13 @@ export function functionCallItem(runId: string, call: StartedCall) {
 /** A server tool's result as OpenAI's `function_call_output` item; a failed tool's output is its error text. */
 export function functionCallOutputItem(call: StartedCall, ended: RunEvent) {
   const output = ended.type === "tool_call_error" ? ended.data.error : ended.data.output;
-  return { type: "function_call_output" as const, id: `fco_${ended.run_id}_${call.tool_call_id}`, call_id: call.tool_call_id, output: textOf(output), status: "completed" as const };
+  return {
+    type: "function_call_output" as const,
+    id: `fco_${ended.run_id}_${call.tool_call_id}`,
+    call_id: call.tool_call_id,
+    output: textOf(output),
+    status: "completed" as const,
+  };
 }
 
 /** An assistant message item of output text. */
@@ -38,7 +44,10 @@ export function messageItem(id: string, text: string, status: "completed" | "inc
   };
 }
 
-export type ServerToolItem = ReturnType<typeof functionCallItem> | ReturnType<typeof functionCallOutputItem> | ReturnType<typeof messageItem>;
+export type ServerToolItem =
+  | ReturnType<typeof functionCallItem>
+  | ReturnType<typeof functionCallOutputItem>
+  | ReturnType<typeof messageItem>;
 
 /**
  * Follows a run's events and pairs each `tool_call_started` with its `tool_call_completed` /

@@ -289,7 +289,13 @@ export class RunLifecycle {
    */
   wakeAfterEviction(): void {
     const active = this.core.store.activeRun();
-    if (active?.status !== "running" || this.drivers.isDriven(active.id) || this.drivers.isLaunching(active.id) || isWaitingForRetry(active)) return;
+    if (
+      active?.status !== "running" ||
+      this.drivers.isDriven(active.id) ||
+      this.drivers.isLaunching(active.id) ||
+      isWaitingForRetry(active)
+    )
+      return;
     log({ event: "run_resumed", run_id: active.id, reason: "object restarted" });
     this.drive(active.id);
   }
@@ -375,7 +381,12 @@ export class RunLifecycle {
     run.metrics.tool_calls += answered.length;
     core.commit(() => {
       for (const result of request.tool_results) {
-        core.store.recordToolResult({ tool_call_id: result.tool_call_id, run_id: run.id, output: result.output, is_error: result.is_error ?? false });
+        core.store.recordToolResult({
+          tool_call_id: result.tool_call_id,
+          run_id: run.id,
+          output: result.output,
+          is_error: result.is_error ?? false,
+        });
       }
       return core.saveRun(run);
     });
@@ -457,17 +468,25 @@ export class RunLifecycle {
       // The session was deleted under the run: its last state is the one it finished with.
     }
     if (status === "completed") core.emit(run, "run_completed", { output: run.output, metrics: run.metrics });
-    else if (status === "error") core.emit(run, "run_error", { error: run.error ?? { type: "internal", message: "Internal error", retryable: false } });
+    else if (status === "error")
+      core.emit(run, "run_error", { error: run.error ?? { type: "internal", message: "Internal error", retryable: false } });
     else if (status === "cancelled") core.emit(run, "run_cancelled", { reason: eventData.reason ?? "cancelled" });
     else core.emit(run, "run_paused", { required_actions: run.required_actions });
-    log({ event: "run_finished", run_id: run.id, status, duration_ms: run.metrics.duration_ms, ...(run.error ? { error_type: run.error.type } : {}) });
+    log({
+      event: "run_finished",
+      run_id: run.id,
+      status,
+      duration_ms: run.metrics.duration_ms,
+      ...(run.error ? { error_type: run.error.type } : {}),
+    });
   }
 
   // ── the session's delete ─────────────────────────────────────────────────────────────
 
   /** Cancels the session's run and removes all of its data, here and in D1, under the deletion tombstone. */
   async deleteSession(identity: SessionIdentity): Promise<Result<object>> {
-    if (this.drivers.isDeleting()) return fail("session_busy", `Session ${identity.session_id} is being deleted`, { session_id: identity.session_id });
+    if (this.drivers.isDeleting())
+      return fail("session_busy", `Session ${identity.session_id} is being deleted`, { session_id: identity.session_id });
     await this.drivers.deleteWith(() => this.erase(identity));
     return { ok: true };
   }

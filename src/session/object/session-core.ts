@@ -114,7 +114,6 @@ export class SessionCore {
     });
   }
 
-
   /**
    * Fills empty storage from the D1 mirror; for a session whose id the Worker has just drawn
    * (`isNew`), with nothing, without reading D1.
@@ -166,17 +165,14 @@ export class SessionCore {
   emit<Type extends RunEventType>(run: RunRecord, type: Type, data: EventData<Type>): void {
     const createdAt = nowIso();
     if ((type === "content_delta" || type === "reasoning_delta") && run.agent.store_events !== false) {
-      this.deltas.add(
-        () => {
-          try {
-            this.emitNow(run, type, data, createdAt);
-          } catch (error) {
-            // Written from the window's timer: the session was deleted under the run.
-            log({ event: "unhandled_error", message: errorMessage(error) });
-          }
-        },
-        this.hub.watched || this.sockets.isWatched(),
-      );
+      this.deltas.add(() => {
+        try {
+          this.emitNow(run, type, data, createdAt);
+        } catch (error) {
+          // Written from the window's timer: the session was deleted under the run.
+          log({ event: "unhandled_error", message: errorMessage(error) });
+        }
+      }, this.hub.watched || this.sockets.isWatched());
       return;
     }
     // Any other event follows the deltas before it.
@@ -247,7 +243,7 @@ export class SessionCore {
       run_id: run.id,
       step: run.metrics.model_calls,
       ...at,
-      message_index: own ?? (run.base?.until ?? -1),
+      message_index: own ?? run.base?.until ?? -1,
       created_at: nowIso(),
     };
     run.checkpoints = [...(run.checkpoints ?? []), checkpoint];

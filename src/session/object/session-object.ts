@@ -128,7 +128,8 @@ export class SessionObject extends DurableObject<Env> {
         }
         break;
       case "cancelled":
-        if (request.fork !== true) return fail("run_not_continuable", `Run ${run.id} was cancelled and cannot be continued in place; fork it`);
+        if (request.fork !== true)
+          return fail("run_not_continuable", `Run ${run.id} was cancelled and cannot be continued in place; fork it`);
         return this.branch(run, request);
       case "completed":
       case "error":
@@ -192,7 +193,7 @@ export class SessionObject extends DurableObject<Env> {
     if (!head) return fail("not_found", `Session ${identity.session_id} has no runs`);
     const history = compactedBranch(this.core, head);
     const size = estimateTokens(toModelMessages(history));
-    let outcome;
+    let outcome: Awaited<ReturnType<typeof summarizeOlderMessages>>;
     try {
       outcome = await summarizeOlderMessages(this.env, identity.tenant, agent, history, head.id);
     } catch (error) {
@@ -204,7 +205,12 @@ export class SessionObject extends DurableObject<Env> {
     await this.core.flush();
     return {
       ok: true,
-      report: { summary: compaction.summary, compacted_messages, tokens_before: compaction.tokens_before, tokens_after: compaction.tokens_after },
+      report: {
+        summary: compaction.summary,
+        compacted_messages,
+        tokens_before: compaction.tokens_before,
+        tokens_after: compaction.tokens_after,
+      },
     };
   }
 
@@ -285,7 +291,6 @@ export class SessionObject extends DurableObject<Env> {
     if (!this.core.store.getRun(runId)) return fail("not_found", `Run ${runId} not found`);
     return { ok: true, stream: this.core.replayOf(identity, runId, after) };
   }
-
 
   /** Only the WebSocket upgrade of `GET /v1/sessions/{id}/ws` reaches the object over fetch. */
   override async fetch(request: Request): Promise<Response> {

@@ -5,7 +5,7 @@ import { createProvider } from "../../providers";
 import { promptCacheKey } from "../../providers/cache-key";
 import { costOf } from "../../providers/pricing";
 import { classifyError, isAbortError } from "../../providers/errors";
-import { ProviderError, type CallSettings } from "../../providers/types";
+import { ProviderError, type CallSettings, type ModelResponse } from "../../providers/types";
 import { settingsOf } from "../../agents/model-settings";
 import { executeTool, findTool, hasObjectArguments, strictArgumentsProblem, toolSpecs } from "../../tools";
 import { fitStepOutputs } from "../../tools/outcome";
@@ -61,7 +61,7 @@ export interface LoopHost {
 export async function driveRun(host: LoopHost, runId: string, signal: AbortSignal): Promise<void> {
   for (;;) {
     const run = host.store.getRun(runId);
-    if (!run || run.status !== "running" || signal.aborted) return;
+    if (run?.status !== "running" || signal.aborted) return;
     // A retry waits on the object's alarm, never on a timer in memory: it survives eviction.
     if (isWaitingForRetry(run)) return;
     host.touch();
@@ -103,7 +103,7 @@ async function modelStep(host: LoopHost, run: RunRecord, branch: StoredMessage[]
   if (signal.aborted || host.store.runStatus(run.id) !== "running") return;
   host.emit(run, "model_request_started", { step, attempt, provider, model: agent.model });
   const started = Date.now();
-  let response;
+  let response: ModelResponse;
   try {
     const adapter = createProvider(agent, host.env, host.tenant());
     const messages = withRepair(run, history, host.store.nextMessageIndex());
@@ -137,7 +137,7 @@ async function modelStep(host: LoopHost, run: RunRecord, branch: StoredMessage[]
   }
   // A cancel may have come in while the answer streamed.
   const current = host.store.getRun(run.id);
-  if (!current || current.status !== "running" || signal.aborted) return;
+  if (current?.status !== "running" || signal.aborted) return;
   addUsage(current, response.usage);
   const cost = costOf(agent.model, response.usage, agent.prices);
   if (cost !== null) current.metrics.cost_usd = roundUsd((current.metrics.cost_usd ?? 0) + cost);
@@ -209,7 +209,11 @@ function addUsage(run: RunRecord, usage: Usage): void {
 
 async function toolStep(host: LoopHost, run: RunRecord, calls: ReturnType<typeof toolCallsOf>, signal: AbortSignal) {
   const { agent } = run;
-  const unanswered = overBudget(host, run, calls.filter((c) => !host.store.getToolResult(run.id, c.tool_call_id)));
+  const unanswered = overBudget(
+    host,
+    run,
+    calls.filter((c) => !host.store.getToolResult(run.id, c.tool_call_id)),
+  );
   // A client call whose arguments could not be read, or miss a strict tool's parameters, is
   // answered here with a tool error, not paused for.
   const isForClient = (c: ToolCallBlock) =>
@@ -258,9 +262,13 @@ async function toolStep(host: LoopHost, run: RunRecord, calls: ReturnType<typeof
   await Promise.all(Array.from({ length: Math.min(TOOL_CONCURRENCY, forServer.length) }, worker));
 
   const current = host.store.getRun(run.id);
-  if (!current || current.status !== "running" || signal.aborted) return;
+  if (current?.status !== "running" || signal.aborted) return;
   if (forClient.length > 0) {
-    const required_actions: RequiredAction[] = forClient.map((c) => ({ tool_call_id: c.tool_call_id, name: c.name, arguments: c.arguments }));
+    const required_actions: RequiredAction[] = forClient.map((c) => ({
+      tool_call_id: c.tool_call_id,
+      name: c.name,
+      arguments: c.arguments,
+    }));
     for (const action of required_actions) host.emit(current, "tool_call_started", { ...action });
     await host.finish(current, "paused", { required_actions });
     return;

@@ -17,7 +17,10 @@ export type StoppedAnswer = { error: RunError; content: Block[] };
  * reasoning goes too (a cut Anthropic thinking block may lack its signature, and a Responses
  * reasoning item is refused without the item that should have followed it).
  */
-export function stoppedAnswer(response: Pick<ModelResponse, "content" | "stop_reason" | "stop_detail">, maxOutputTokens: number): StoppedAnswer | null {
+export function stoppedAnswer(
+  response: Pick<ModelResponse, "content" | "stop_reason" | "stop_detail">,
+  maxOutputTokens: number,
+): StoppedAnswer | null {
   const error = stopError(response.stop_reason, response.stop_detail ?? response.stop_reason, maxOutputTokens);
   if (!error) return null;
   // Plain text, without provider ids: nothing points the provider at the reasoning that goes.
@@ -31,11 +34,17 @@ function stopError(reason: ModelResponse["stop_reason"], detail: string, maxOutp
     case "max_tokens":
       return fail("output_truncated", `The answer was cut at max_output_tokens (${maxOutputTokens}); no tool call of it was executed`);
     case "context_window":
-      return fail("context_window_exceeded", "The answer was cut where it filled the model's context window; no tool call of it was executed");
+      return fail(
+        "context_window_exceeded",
+        "The answer was cut where it filled the model's context window; no tool call of it was executed",
+      );
     case "refusal":
       return fail("refused", "The model declined to answer");
     case "pause":
-      return fail("provider_error", "The provider paused the model's turn, which only its server tools do; Agentry uses none and does not continue it");
+      return fail(
+        "provider_error",
+        "The provider paused the model's turn, which only its server tools do; Agentry uses none and does not continue it",
+      );
     case "end_turn":
     case "tool_calls":
     case "other":

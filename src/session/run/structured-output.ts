@@ -74,9 +74,7 @@ export function finalOutcome(run: RunRecord, text: string): FinalOutcome {
   if (!schema) return { status: "completed", patch: { output: text } };
   const check = checkOutput(text, schema);
   if (check.ok) return { status: "completed", patch: { output: check.value } };
-  const why = run.output_repair
-    ? "after one repair attempt"
-    : `and max_steps (${run.agent.max_steps}) left no model call for a repair`;
+  const why = run.output_repair ? "after one repair attempt" : `and max_steps (${run.agent.max_steps}) left no model call for a repair`;
   const listed = check.errors.slice(0, 5).map((e) => `${e.path === "" ? "(root)" : e.path}: ${e.message}`);
   const more = check.errors.length > listed.length ? ` (and ${check.errors.length - listed.length} more)` : "";
   return {

@@ -92,7 +92,9 @@ export class EventLog {
     const columns = "SELECT seq, run_id, type, data, created_at FROM events WHERE tenant = ? AND session_id = ?";
     const statement =
       runId === null
-        ? this.db.prepare(`${columns} AND seq > ? AND seq <= ? ORDER BY seq LIMIT ?`).bind(identity.tenant, identity.session_id, after, floor, limit)
+        ? this.db
+            .prepare(`${columns} AND seq > ? AND seq <= ? ORDER BY seq LIMIT ?`)
+            .bind(identity.tenant, identity.session_id, after, floor, limit)
         : this.db
             .prepare(`${columns} AND run_id = ? AND seq > ? AND seq <= ? ORDER BY seq LIMIT ?`)
             .bind(identity.tenant, identity.session_id, runId, after, floor, limit);

@@ -1,3 +1,4 @@
+import { errorMessage } from "../../core/errors";
 import { nowIso } from "../../core/ids";
 import { log } from "../../core/log";
 import { isQuarantineRecord, mirrorEvents, mirrorLastSeq, mirrorQuarantined } from "./mirror-statements";
@@ -58,13 +59,14 @@ export class Mirror {
       try {
         await db.batch(statements.map((s) => db.prepare(s.sql).bind(...s.params)));
       } catch (error) {
-        const message = error instanceof Error ? error.message : String(error);
+        const message = errorMessage(error);
         if (units.length > 1) {
           log({ event: "outbox_failed", session_id: this.sessionId(), statements: statements.length, message });
           this.singly = true;
           continue;
         }
-        if (!(await this.rejectedAlone(db, units[0]!, message))) return false;
+        const [unit] = units;
+        if (unit && !(await this.rejectedAlone(db, unit, message))) return false;
         continue;
       }
       this.done(units);
@@ -117,7 +119,8 @@ export class Mirror {
     let count = 0;
     let chars = 0;
     const fits = (statements: MirrorStatement[]) =>
-      units.length === 0 || (!this.singly && count + statements.length <= MAX_BATCH_STATEMENTS && chars + sizeOf(statements) <= MAX_BATCH_CHARS);
+      units.length === 0 ||
+      (!this.singly && count + statements.length <= MAX_BATCH_STATEMENTS && chars + sizeOf(statements) <= MAX_BATCH_CHARS);
     const add = (unit: Unit) => {
       units.push(unit);
       count += unit.statements.length;
@@ -140,16 +143,18 @@ export class Mirror {
     if (page.length === 0) return null;
     // A page is cut to the batch's size bound (large tool outputs ride in events), keeping at least one.
     const rowChars = (row: EventRow) => JSON.stringify(row.data).length + 200;
-    let count = 1;
-    for (let chars = rowChars(page[0]!); count < page.length; count++) {
-      chars += rowChars(page[count]!);
-      if (chars > MAX_BATCH_CHARS) break;
+    let count = 0;
+    let chars = 0;
+    for (const row of page) {
+      chars += rowChars(row);
+      if (count > 0 && chars > MAX_BATCH_CHARS) break;
+      count++;
     }
     const events = page.slice(0, count);
     const tenant = this.store.getMeta("tenant") ?? "";
     const statements = mirrorEvents(tenant, sessionId, events);
     statements.push(mirrorLastSeq(tenant, sessionId, Number(this.store.getMeta("seq_ceiling") ?? "0")));
-    return { statements, entryId: null, lastSeq: events.at(-1)!.seq };
+    return { statements, entryId: null, lastSeq: events.at(-1)?.seq ?? null };
   }
 
   private sessionId(): string {

@@ -96,7 +96,9 @@ export class SessionStore {
     this.sql.exec(ADDED_SCHEMA);
     const legacy = this.sql.exec("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'tool_results'").toArray();
     if (legacy.length > 0) {
-      this.sql.exec("INSERT OR IGNORE INTO tool_ledger (run_id, tool_call_id, output, is_error) SELECT run_id, tool_call_id, output, is_error FROM tool_results");
+      this.sql.exec(
+        "INSERT OR IGNORE INTO tool_ledger (run_id, tool_call_id, output, is_error) SELECT run_id, tool_call_id, output, is_error FROM tool_results",
+      );
       this.sql.exec("DROP TABLE tool_results");
     }
     this.ensured = true;
@@ -107,9 +109,7 @@ export class SessionStore {
    * cached in memory: `deleteAll()` drops the tables while the instance lives on.
    */
   isInitialized(): boolean {
-    const table = this.sql
-      .exec("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'meta'")
-      .toArray();
+    const table = this.sql.exec("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'meta'").toArray();
     if (table.length === 0) {
       this.ensured = false;
       this.messageCache.reset();
@@ -241,7 +241,13 @@ export class SessionStore {
         )
         .toArray()
         .map((r) => ({
-          message: { index: r.idx, run_id: r.run_id, role: r.role as Role, content: parseStored<Block[]>(r.content), created_at: r.created_at },
+          message: {
+            index: r.idx,
+            run_id: r.run_id,
+            role: r.role as Role,
+            content: parseStored<Block[]>(r.content),
+            created_at: r.created_at,
+          },
           chars: r.content.length,
         })),
     );
@@ -317,7 +323,12 @@ export class SessionStore {
   quarantine(statements: MirrorStatement[], error: string, at: string): number {
     this.ensure();
     return this.sql
-      .exec<{ id: number }>("INSERT INTO quarantine (statements, error, at) VALUES (?, ?, ?) RETURNING id", JSON.stringify(statements), error, at)
+      .exec<{ id: number }>(
+        "INSERT INTO quarantine (statements, error, at) VALUES (?, ?, ?) RETURNING id",
+        JSON.stringify(statements),
+        error,
+        at,
+      )
       .one().id;
   }
 
@@ -387,7 +398,12 @@ export class SessionStore {
 
   setTimer(name: string, dueAt: number | null): void {
     if (dueAt === null) this.sql.exec("DELETE FROM timers WHERE name = ?", name);
-    else this.sql.exec("INSERT INTO timers (name, due_at) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET due_at = excluded.due_at", name, dueAt);
+    else
+      this.sql.exec(
+        "INSERT INTO timers (name, due_at) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET due_at = excluded.due_at",
+        name,
+        dueAt,
+      );
   }
 
   timers(): { name: string; due_at: number }[] {

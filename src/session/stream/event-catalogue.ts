@@ -169,11 +169,9 @@ const pascal = (type: string) => type.replace(/(^|_)([a-z])/g, (_, __, letter: s
 
 /** One schema per event type: the envelope with `type` fixed and its `data`. */
 const eventVariants = RUN_EVENT_TYPES.map((type) =>
-  z
-    .object({ ...envelope, type: z.literal(type), data: EVENT_CATALOGUE[type].data })
-    .openapi(`${pascal(type)}Event`, {
-      description: `${EVENT_CATALOGUE[type].description}.${EVENT_CATALOGUE[type].terminal ? " Terminal: the stream of this stretch of the run closes after it." : ""}`,
-    }),
+  z.object({ ...envelope, type: z.literal(type), data: EVENT_CATALOGUE[type].data }).openapi(`${pascal(type)}Event`, {
+    description: `${EVENT_CATALOGUE[type].description}.${EVENT_CATALOGUE[type].terminal ? " Terminal: the stream of this stretch of the run closes after it." : ""}`,
+  }),
 );
 
 /** A run event: a union discriminated on `type`. */

@@ -1,3 +1,4 @@
+import { errorMessage } from "../../core/errors";
 import { log } from "../../core/log";
 import { isTerminal, type EventHub, type RunEvent } from "./events";
 import { openSse } from "./sse";
@@ -65,7 +66,7 @@ export function replayStream(options: ReplayOptions): ReadableStream<Uint8Array>
     })
     .catch((error: unknown) => {
       // The client reconnects with its Last-Event-ID and gets the rest.
-      log({ event: "unhandled_error", message: `event replay: ${error instanceof Error ? error.message : String(error)}` });
+      log({ event: "unhandled_error", message: `event replay: ${errorMessage(error)}` });
       sink.close();
     });
   return readable;

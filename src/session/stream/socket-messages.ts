@@ -32,7 +32,14 @@ export function parseClientMessage(raw: string | ArrayBuffer): { ok: true; messa
   const parsed = clientMessage.safeParse(json);
   if (!parsed.success) {
     const fields = fieldsOf(parsed.error);
-    return { ok: false, error: { type: "invalid_request", message: `Invalid message: ${fields.map((f) => f.path || "message").join(", ")}`, details: { fields } } };
+    return {
+      ok: false,
+      error: {
+        type: "invalid_request",
+        message: `Invalid message: ${fields.map((f) => f.path || "message").join(", ")}`,
+        details: { fields },
+      },
+    };
   }
   return { ok: true, message: parsed.data };
 }

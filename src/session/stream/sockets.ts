@@ -1,3 +1,4 @@
+import { errorMessage } from "../../core/errors";
 import { z } from "zod";
 import { log } from "../../core/log";
 import type { RunEvent } from "./events";
@@ -140,7 +141,7 @@ export class SessionSockets {
         for (const event of page) current = current && this.deliver(ws, current, event);
       }
     } catch (error) {
-      log({ event: "unhandled_error", message: `socket replay: ${error instanceof Error ? error.message : String(error)}` });
+      log({ event: "unhandled_error", message: `socket replay: ${errorMessage(error)}` });
       if (active()) this.send(ws, errorFrame({ type: "internal", message: "The stored events could not be read; subscribe again" }));
     }
     if (!active()) return;

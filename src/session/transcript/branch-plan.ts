@@ -16,7 +16,9 @@ const failure = (type: SessionFailure["type"], message: string, path?: string): 
 
 /** A user message's text and media, to be sent again (a regenerate). */
 const asInput = (content: Block[]): InputPart[] =>
-  content.flatMap((b): InputPart[] => (b.type === "text" ? [{ type: "text", text: b.text }] : b.type === "image" || b.type === "file" ? [b] : []));
+  content.flatMap((b): InputPart[] =>
+    b.type === "text" ? [{ type: "text", text: b.text }] : b.type === "image" || b.type === "file" ? [b] : [],
+  );
 
 /**
  * Plans a new run that branches off `source` (which is never changed): its history is the
@@ -46,7 +48,11 @@ export function planBranch(
   }
   const last = history.filter((m) => m.index <= checkpoint.message_index).at(-1);
   if (input === null && last?.role === "assistant" && toolCallsOf(last).length === 0) {
-    return failure("invalid_request", `The run ended with an answer (${textOf(last).slice(0, 40)}…): continuing it needs an input`, "input");
+    return failure(
+      "invalid_request",
+      `The run ended with an answer (${textOf(last).slice(0, 40)}…): continuing it needs an input`,
+      "input",
+    );
   }
   return { base: { parent: source.id, until: checkpoint.message_index }, forked_from_checkpoint: checkpoint.id, input };
 }

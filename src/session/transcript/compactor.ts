@@ -4,7 +4,7 @@ import { transcriptText } from "../../core/message-text";
 import type { Usage } from "../../core/messages";
 import { createProvider } from "../../providers";
 import { classifyError } from "../../providers/errors";
-import { ProviderError } from "../../providers/types";
+import { type ModelResponse, ProviderError } from "../../providers/types";
 import { sendableHistory } from "./message-parts";
 import { stoppedAnswer } from "../run/stop-reasons";
 import { estimateTokens, splitForCompaction, toModelMessages, type TranscriptMessage } from "./compaction";
@@ -37,7 +37,7 @@ export async function summarizeOlderMessages(
   const kept = history.slice(cut);
   const provider = createProvider(agent, env, tenant);
   const maxOutputTokens = Math.min(agent.max_output_tokens, 4096);
-  let response;
+  let response: ModelResponse;
   try {
     response = await provider.call(
       {
@@ -47,7 +47,10 @@ export async function summarizeOlderMessages(
         // on every provider whatever the history holds (Anthropic refuses tool_use / tool_result
         // blocks in a request without `tools`), and the summary is a text task anyway.
         messages: [
-          { role: "user", content: [{ type: "text", text: `${TRANSCRIPT_HEADING}\n\n${transcriptText(sendableHistory(toModelMessages(older)))}` }] },
+          {
+            role: "user",
+            content: [{ type: "text", text: `${TRANSCRIPT_HEADING}\n\n${transcriptText(sendableHistory(toModelMessages(older)))}` }],
+          },
           { role: "user", content: [{ type: "text", text: SUMMARY_REQUEST }] },
         ],
         tools: [],
@@ -62,7 +65,10 @@ export async function summarizeOlderMessages(
   // A cut or declined summary would replace the messages with less than they said: it is a failure.
   const stopped = stoppedAnswer(response, maxOutputTokens);
   if (stopped) throw new ProviderError(stopped.error.type, `the summary: ${stopped.error.message}`, false);
-  const summary = response.content.map((b) => (b.type === "text" ? b.text : "")).join("").trim();
+  const summary = response.content
+    .map((b) => (b.type === "text" ? b.text : ""))
+    .join("")
+    .trim();
   const first = older[0];
   const last = older[older.length - 1];
   if (!first || !last || summary === "") return null;
@@ -74,7 +80,12 @@ export async function summarizeOlderMessages(
     to_index: last.index,
     summary,
     tokens_before: before,
-    tokens_after: estimateTokens(toModelMessages([{ ...first, role: "user", content: [{ type: "summary", text: summary, replaces: [first.index, last.index] }] }, ...kept])),
+    tokens_after: estimateTokens(
+      toModelMessages([
+        { ...first, role: "user", content: [{ type: "summary", text: summary, replaces: [first.index, last.index] }] },
+        ...kept,
+      ]),
+    ),
     created_at: nowIso(),
   };
   const compactedMessages = older.reduce((n, m) => n + (m.content[0]?.type === "summary" ? 0 : 1), 0);

@@ -19,9 +19,7 @@ export function sendableHistory<M extends Message>(messages: M[]): M[] {
   return messages.map((m) => ({ ...m, content: m.content.filter(keep) })).filter((m) => m.content.length > 0);
 }
 
-export const toolCallsOf = (message: Message): ToolCallBlock[] =>
-  message.content.filter((b): b is ToolCallBlock => b.type === "tool_call");
+export const toolCallsOf = (message: Message): ToolCallBlock[] => message.content.filter((b): b is ToolCallBlock => b.type === "tool_call");
 
 /** The final text of an assistant message. */
-export const textOf = (message: Message): string =>
-  message.content.map((b) => (b.type === "text" ? b.text : "")).join("");
+export const textOf = (message: Message): string => message.content.map((b) => (b.type === "text" ? b.text : "")).join("");

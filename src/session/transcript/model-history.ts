@@ -25,10 +25,14 @@ export async function modelHistory(host: LoopHost, run: RunRecord, branch: Store
   // An earlier turn that a provider refused (its input, most likely) is not sent again.
   const refused = host.store.refusedRuns();
   // A branch of a refused run (its retry, a fork) goes on from it: those messages stay.
-  const kept = refused.size === 0 ? branch : branch.filter((message) => message.run_id === run.id || message.run_id === run.parent_run_id || !refused.has(message.run_id));
+  const kept =
+    refused.size === 0
+      ? branch
+      : branch.filter((message) => message.run_id === run.id || message.run_id === run.parent_run_id || !refused.has(message.run_id));
   let history = withCompaction(kept, host.compactions.all());
   const settings = run.agent.compaction;
-  const size = () => estimateTokens({ instructions: run.agent.instructions, messages: toModelMessages(history), tools: toolSpecs(run.agent) });
+  const size = () =>
+    estimateTokens({ instructions: run.agent.instructions, messages: toModelMessages(history), tools: toolSpecs(run.agent) });
   if (settings?.enabled && size() > settings.trigger_tokens) {
     if (await compactBranch(host, run, history, signal)) history = compactedBranch(host, run);
   }
@@ -47,7 +51,7 @@ export async function compactBranch(
 ): Promise<{ summary: string; compacted_messages: number; tokens_before: number; tokens_after: number } | null> {
   // A failed summary call throws (a ProviderError): the caller treats it as the failure of the
   // step it was making room for, so it is retried or ends the run like a failed model call.
-  let outcome;
+  let outcome: Awaited<ReturnType<typeof summarizeOlderMessages>>;
   try {
     outcome = await summarizeOlderMessages(host.env, host.tenant(), run.agent, history, run.id, signal);
   } catch (error) {

@@ -9,7 +9,9 @@ export type Counts = Record<string, Record<string, number>>;
  */
 export function count(context: TestContext, category: string, name: string, by = 1): void {
   const meta = context.task.meta as { reliability?: Counts };
-  const counts = (meta.reliability ??= {});
-  const into = (counts[category] ??= {});
+  meta.reliability ??= {};
+  const counts = meta.reliability;
+  counts[category] ??= {};
+  const into = counts[category];
   into[name] = (into[name] ?? 0) + by;
 }

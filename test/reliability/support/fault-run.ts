@@ -23,7 +23,12 @@ export const loopbackOf = (provider: Provider) => (provider === "anthropic" ? en
  * where the real SDK connects) with the two webhook tools on `bucket` of the test tool server.
  */
 export async function faultAgent(provider: Provider, bucket: string, round = 0) {
-  const webhook = (name: string, action: string) => ({ type: "webhook", name, parameters: { type: "object", properties: {} }, url: `${env.TOOL_SERVER_URL}/${action}/${bucket}` });
+  const webhook = (name: string, action: string) => ({
+    type: "webhook",
+    name,
+    parameters: { type: "object", properties: {} },
+    url: `${env.TOOL_SERVER_URL}/${action}/${bucket}`,
+  });
   return createAgent({
     provider,
     model: "mock-1",
@@ -54,7 +59,13 @@ type Calls = { body: { name: string }; idempotency_key: string | null }[];
  * run's events have seq without duplicates or gaps and end with the terminal event; and the session
  * takes the next turn. Returns the raw tool calls (re-sends included) for the caller's own checks.
  */
-export async function expectIntact(agentId: string, runId: string, sessionId: string, bucket: string, status: "completed" | "cancelled" = "completed"): Promise<Calls> {
+export async function expectIntact(
+  agentId: string,
+  runId: string,
+  sessionId: string,
+  bucket: string,
+  status: "completed" | "cancelled" = "completed",
+): Promise<Calls> {
   const run = await eventually(
     async () => (await api(`/v1/agents/${agentId}/runs/${runId}?wait=20`)).json<Run>(),
     (r) => !["pending", "running"].includes(r.status),
@@ -70,7 +81,12 @@ export async function expectIntact(agentId: string, runId: string, sessionId: st
   expect(local.map((m) => [m.idx, m.role])).toEqual(transcript.map((m) => [m.index, m.role]));
   // The D1 mirror catches up through the object's outbox: wait for it, then compare row by row.
   const mirrored = await eventually(
-    async () => (await env.DB.prepare("SELECT idx, role FROM messages WHERE tenant = 'default' AND session_id = ? ORDER BY idx").bind(sessionId).all<{ idx: number; role: string }>()).results,
+    async () =>
+      (
+        await env.DB.prepare("SELECT idx, role FROM messages WHERE tenant = 'default' AND session_id = ? ORDER BY idx")
+          .bind(sessionId)
+          .all<{ idx: number; role: string }>()
+      ).results,
     (rows) => rows.length >= local.length,
   );
   expect(mirrored.map((m) => [m.idx, m.role])).toEqual(local.map((m) => [m.idx, m.role]));
@@ -96,10 +112,19 @@ export const storedScan = { object_rows_scanned: 0, d1_event_rows_scanned: 0 };
 /** No operator secret in any row of the session's object SQLite (every table) nor in its D1 events. */
 export async function expectNoStoredSecrets(sessionId: string): Promise<void> {
   const rows = await runInDurableObject(sessionStub(sessionId), (_i, state) => {
-    const tables = state.storage.sql.exec<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '_cf_%'").toArray();
-    return tables.flatMap((t) => state.storage.sql.exec(`SELECT * FROM "${t.name}"`).toArray().map((row) => JSON.stringify(row)));
+    const tables = state.storage.sql
+      .exec<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '_cf_%'")
+      .toArray();
+    return tables.flatMap((t) =>
+      state.storage.sql
+        .exec(`SELECT * FROM "${t.name}"`)
+        .toArray()
+        .map((row) => JSON.stringify(row)),
+    );
   });
-  const events = (await env.DB.prepare("SELECT data FROM events WHERE session_id = ?").bind(sessionId).all<{ data: string }>()).results.map((e) => e.data);
+  const events = (await env.DB.prepare("SELECT data FROM events WHERE session_id = ?").bind(sessionId).all<{ data: string }>()).results.map(
+    (e) => e.data,
+  );
   expect(secretsIn([...rows, ...events].join("\n"))).toEqual([]);
   storedScan.object_rows_scanned += rows.length;
   storedScan.d1_event_rows_scanned += events.length;

@@ -12,7 +12,9 @@ export function acceptedTypes(schema: JsonSchema): Set<JsonType> | null {
     for (const member of union) {
       const types = acceptedTypes(member);
       if (!types) return null;
-      types.forEach((t) => all.add(t));
+      types.forEach((t) => {
+        all.add(t);
+      });
     }
     return all;
   }

@@ -30,7 +30,10 @@ export type Operation = {
 };
 
 type Document = {
-  paths: Record<string, Record<string, { parameters?: Operation["parameters"]; requestBody?: { content: Record<string, { schema: JsonSchema }> } }>>;
+  paths: Record<
+    string,
+    Record<string, { parameters?: Operation["parameters"]; requestBody?: { content: Record<string, { schema: JsonSchema }> } }>
+  >;
   components: { schemas: Record<string, JsonSchema> };
 };
 
