@@ -10,7 +10,7 @@ import type { ApiInit } from "./support/http";
 type Page<T> = { data: T[]; next_cursor: string | null };
 type ErrorBody = { error: { type: string; message: string; details: { fields?: { path: string; message: string }[] } } };
 
-/** API.md's list order: newest first; rows of the same millisecond by id, descending. */
+/** docs/api.md's list order: newest first; rows of the same millisecond by id, descending. */
 const newestFirst = <T extends { id: string; created_at: string }>(rows: T[]) =>
   [...rows].sort((a, b) => (`${b.created_at} ${b.id}` < `${a.created_at} ${a.id}` ? -1 : 1));
 

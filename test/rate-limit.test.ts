@@ -74,7 +74,7 @@ describe("rate limit", () => {
     for (let i = 0; i < LIMIT * 2; i++) expect((await fetchWith(undefined, token)).status).toBe(200);
   });
 
-  it("is configured on the Worker: RATE_LIMITER in wrangler.toml, 300 per 10 s (API.md)", () => {
+  it("is configured on the Worker: RATE_LIMITER in wrangler.toml, 300 per 10 s (docs/api.md)", () => {
     const block = /\[\[ratelimits\]\]\s*name = "RATE_LIMITER"[^[]*?simple = \{ limit = (\d+), period = (\d+) \}/.exec(wranglerToml);
     expect(block?.slice(1)).toEqual(["300", String(RATE_LIMIT_PERIOD_SECONDS)]);
   });

@@ -6,7 +6,7 @@ import { postRun, readEvents, runTurn, transcriptOf, type Run, type RunEvent } f
 import { callsReceived } from "./support/tool-server";
 
 /**
- * Stop reasons (API.md, The Run object; docs/providers.md, Stop reasons): an answer cut at the
+ * Stop reasons (docs/api.md, The Run object; docs/providers.md, Stop reasons): an answer cut at the
  * model's output limit or declined ends the run with an error and its partial text, on every
  * adapter, in process and over loopback HTTP through the real SDKs.
  */

@@ -10,7 +10,7 @@ import { openaiProblems } from "./openai-limits";
 import { schemaProblem } from "./output-validation";
 import type { AgentDefinition } from "./definition";
 
-/** A rule an agent breaks beyond its shape, at an API.md field path. */
+/** A rule an agent breaks beyond its shape, at a docs/api.md field path. */
 export type DefinitionProblem = { path: string; message: string };
 
 /** The largest definition stored (D1 rows hold at most 2 MB). */
@@ -25,7 +25,7 @@ export type CheckEnv = ProviderEnv & { ENVIRONMENT?: string };
 /**
  * The provider endpoint rule, checked when an agent is stored and again when a run starts (the
  * operator's variables can change): a `base_url` that is not one of the operator's endpoints
- * needs a credential of the tenant's own (API.md, Provider credentials).
+ * needs a credential of the tenant's own (docs/api.md, Provider credentials).
  */
 export function endpointProblems(definition: AgentDefinition, env: CheckEnv): DefinitionProblem[] {
   const refused = operatorEndpointProblem(definition, env);

@@ -9,7 +9,7 @@ export const PROVIDERS = ["anthropic", "openai", "openai-chat", "mock"] as const
 /** An agent's `provider`. */
 export type Provider = (typeof PROVIDERS)[number];
 
-/** The offline model as a `base_url` (API.md, Agents). */
+/** The offline model as a `base_url` (docs/api.md, Agents). */
 export const MOCK_BASE_URL = "mock:";
 
 const compactionSchema = z.strictObject({

@@ -37,7 +37,7 @@ const builtinTool = z.strictObject({
   name: z.enum(BUILTIN_TOOLS),
 });
 
-/** One entry of an agent's `tools` (API.md, Tools). */
+/** One entry of an agent's `tools` (docs/api.md, Tools). */
 export const toolSchema = z.discriminatedUnion("type", [webhookTool, clientTool, builtinTool]);
 
 /** An agent's `tools`: names unique within the agent. */

@@ -86,7 +86,7 @@ async function assertAcceptable(definition: AgentDefinition, env: CheckEnv & { D
 /** A changed definition is written only if no other change landed since it was read. */
 const MAX_PATCH_ATTEMPTS = 5;
 
-/** `/v1/agents`: stored agent definitions of the caller's tenant (API.md, Agents). */
+/** `/v1/agents`: stored agent definitions of the caller's tenant (docs/api.md, Agents). */
 export const agentRoutes = newRouter()
   .openapi(createAgentRoute, async (c) => {
     const body = c.req.valid("json");

@@ -24,7 +24,7 @@ import { isOpenAiPath, openAiErrorResponse, openAiResponseRoutes } from "./opena
 
 const MAX_BODY_BYTES = 25 * 1024 * 1024;
 
-/** The Worker's HTTP API (API.md): one app, one error handler, every route in the OpenAPI document. */
+/** The Worker's HTTP API (docs/api.md): one app, one error handler, every route in the OpenAPI document. */
 export function createApp() {
   const app = new OpenAPIHono<AppEnv>();
 
@@ -68,7 +68,7 @@ export function createApp() {
   return app;
 }
 
-/** Every error, from every route, as API.md's JSON body; never a stack trace. */
+/** Every error, from every route, as docs/api.md's JSON body; never a stack trace. */
 export function errorResponse(error: unknown): Response {
   return asApiError(error).toResponse();
 }

@@ -30,7 +30,7 @@ function tokenOf(request: Request): string | null {
     const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
     return match?.[1] ?? null;
   }
-  // Browsers' EventSource and WebSocket cannot set headers (API.md): SSE and WebSocket routes take ?token=.
+  // Browsers' EventSource and WebSocket cannot set headers (docs/api.md): SSE and WebSocket routes take ?token=.
   const url = new URL(request.url);
   if (request.method === "GET" && TOKEN_IN_QUERY_ROUTES.some((route) => route.test(url.pathname))) return url.searchParams.get("token");
   return null;

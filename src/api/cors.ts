@@ -2,7 +2,7 @@ import { cors } from "hono/cors";
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "./router";
 
-/** The headers a browser front-end sends (API.md: bearer auth, JSON, idempotency, SSE resume). */
+/** The headers a browser front-end sends (docs/api.md: bearer auth, JSON, idempotency, SSE resume). */
 const ALLOWED_HEADERS = ["Authorization", "Content-Type", "Idempotency-Key", "Last-Event-ID"];
 const ALLOWED_METHODS = ["GET", "POST", "PATCH", "DELETE", "OPTIONS"];
 /** Seconds a browser may keep a preflight's answer. */

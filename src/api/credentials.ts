@@ -108,7 +108,7 @@ async function keyOrFail(secret: string | undefined): Promise<CryptoKey> {
 /** The agents naming a credential were changed between the delete and the look-up: try again. */
 const MAX_DELETE_ATTEMPTS = 3;
 
-/** `/v1/credentials`: the tenant's own provider keys (API.md, Agents, Provider credentials). */
+/** `/v1/credentials`: the tenant's own provider keys (docs/api.md, Agents, Provider credentials). */
 export const credentialRoutes = newRouter()
   .openapi(createCredentialRoute, async (c) => {
     const body = c.req.valid("json");

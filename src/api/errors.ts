@@ -2,10 +2,10 @@ import { HTTPException } from "hono/http-exception";
 import { log } from "../core/log";
 import { ApiError, errorMessage } from "../core/errors";
 
-/** API.md's error answers live in core/errors.ts (db/, media/ and session/ use them too); the api layer imports them from here. */
+/** docs/api.md's error answers live in core/errors.ts (db/, media/ and session/ use them too); the api layer imports them from here. */
 export * from "../core/errors";
 
-/** Any thrown error as the ApiError it answers: a framework's 400/413/415 as API.md's, anything else a 500 that is logged, never shown. */
+/** Any thrown error as the ApiError it answers: a framework's 400/413/415 as docs/api.md's, anything else a 500 that is logged, never shown. */
 export function asApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
   if (error instanceof HTTPException) {

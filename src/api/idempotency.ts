@@ -7,7 +7,7 @@ import { ApiError, invalidFields } from "./errors";
 import type { AppEnv } from "./router";
 import { parseStored } from "../core/json-depth";
 
-/** API.md: the same key with the same body within 24 hours returns the first answer again. */
+/** docs/api.md: the same key with the same body within 24 hours returns the first answer again. */
 const KEY_LIFETIME_MS = 24 * 60 * 60 * 1000;
 const keyHeader = z.string().min(1).max(255);
 

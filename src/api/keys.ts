@@ -79,7 +79,7 @@ function newKeyToken(): string {
 
 const shown = (row: KeyRow) => ({ id: row.id, tenant: row.tenant, name: row.name, created_at: row.createdAt });
 
-/** `/v1/keys`: tenant keys, managed by the operator's ADMIN_TOKEN only (API.md, Authentication). */
+/** `/v1/keys`: tenant keys, managed by the operator's ADMIN_TOKEN only (docs/api.md, Authentication). */
 export const keyRoutes = newRouter()
   .openapi(createKey, async (c) => {
     const body = c.req.valid("json");

@@ -3,7 +3,7 @@ import { invalidFields } from "./errors";
 import { decodeBase64Url, encodeBase64Url } from "../core/base64";
 import type { Cursor } from "../core/cursor";
 
-/** `limit` and `cursor` of every list (API.md: newest first, limit 20 by default, at most 100). */
+/** `limit` and `cursor` of every list (docs/api.md: newest first, limit 20 by default, at most 100). */
 export const pageQuery = {
   limit: z.coerce.number().int().min(1).max(100).default(20).openapi({ example: 20 }),
   cursor: z.string().min(1).max(512).optional(),

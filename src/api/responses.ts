@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { API_ERROR_TYPES } from "./errors";
 
-/** API.md's error body, for the OpenAPI document. */
+/** docs/api.md's error body, for the OpenAPI document. */
 export const errorSchema = z
   .object({
     error: z.object({
@@ -17,7 +17,7 @@ const errorResponse = (description: string) => ({
   content: { "application/json": { schema: errorSchema } },
 });
 
-/** OpenAPI `responses` entries for the error statuses of API.md. */
+/** OpenAPI `responses` entries for the error statuses of docs/api.md. */
 export const errorResponses = {
   400: errorResponse("Invalid request (malformed JSON, schema violation, unknown field); details.fields names each path"),
   401: errorResponse("Missing or wrong token"),

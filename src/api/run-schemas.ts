@@ -7,7 +7,7 @@ import { metricsSchema, requiredActionSchema, runErrorSchema, runEventSchema } f
 const blank = (text: string) => text.trim() === "";
 
 /**
- * More than 20 parts is a 413 (API.md), counted by parseInput, not a 400 of the schema. An input
+ * More than 20 parts is a 413 (docs/api.md), counted by parseInput, not a 400 of the schema. An input
  * with nothing in it (an empty or whitespace-only string, or only such text parts) is a 400:
  * providers refuse empty text, and such a turn would poison the session's history.
  */
@@ -68,7 +68,7 @@ export const continueRunBody = z
     example: { tool_results: [{ tool_call_id: "toolu_01A09q90qw90lq917835lq9", output: "Ada" }], stream: false },
   });
 
-/** Where a run is in its life (API.md, Runs). */
+/** Where a run is in its life (docs/api.md, Runs). */
 export const runStatusSchema = z.enum(["pending", "running", "paused", "completed", "cancelled", "error"]);
 
 export const runSchema = z

@@ -53,7 +53,7 @@ export async function callSession<T>(
   }
 }
 
-/** Turns an object's refusal into API.md's error answer. */
+/** Turns an object's refusal into docs/api.md's error answer. */
 export function failureToError(failure: SessionFailure): ApiError {
   const headers: Record<string, string> = failure.type === "session_busy" ? { "Retry-After": "1" } : {};
   return new ApiError(failure.type, failure.message, failure.details ?? {}, headers);

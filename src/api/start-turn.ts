@@ -104,7 +104,7 @@ export async function startTurn(c: Context<AppEnv>, idempotencyBody: unknown, tu
 }
 
 /**
- * A second turn on a busy session is refused by its object alone (API.md: `409 session_busy`),
+ * A second turn on a busy session is refused by its object alone (docs/api.md: `409 session_busy`),
  * asked beside the agent's D1 read instead of after it. Not for a new session (never busy) nor
  * for an `Idempotency-Key` request (its retry may be the session's running turn; the caller
  * skips those): `startRun` decides them, and every case the object has no early answer for.

@@ -14,7 +14,7 @@ const MAX_DAYS = 366;
 const MAX_ROWS = 10_000;
 
 const isoDate = z.iso.date();
-/** An empty value (`?agent_id=`, as API.md writes the route) means the parameter is absent. */
+/** An empty value (`?agent_id=`, as docs/api.md writes the route) means the parameter is absent. */
 const dateParam = z
   .string()
   .refine((v) => v === "" || isoDate.safeParse(v).success, "must be a calendar date YYYY-MM-DD")

@@ -1,6 +1,6 @@
 import type { ZodError } from "zod";
 
-/** Every `error.type` the API answers (API.md, Errors). */
+/** Every `error.type` the API answers (docs/api.md, Errors). */
 export const API_ERROR_TYPES = [
   "invalid_request",
   "unauthorized",
@@ -37,7 +37,7 @@ const statusOf: Record<ApiErrorType, number> = {
 
 export type FieldError = { path: string; message: string };
 
-/** An error that carries its own JSON answer (API.md, Errors); `app.onError` renders it. */
+/** An error that carries its own JSON answer (docs/api.md, Errors); `app.onError` renders it. */
 export class ApiError extends Error {
   readonly status: number;
   constructor(
@@ -75,7 +75,7 @@ export const notFound = (what: string, id: string) => new ApiError("not_found", 
 
 type Issue = ZodError["issues"][number];
 
-/** Turns a zod error into API.md's `details.fields`. */
+/** Turns a zod error into docs/api.md's `details.fields`. */
 export function fieldsOf(error: ZodError, prefix: string[] = []): FieldError[] {
   return error.issues.flatMap((issue) => fieldsOfIssue(issue, prefix));
 }

@@ -1,4 +1,4 @@
-/** Opaque ids with a prefix (API.md); time-ordered so that newer ids sort after older ones. */
+/** Opaque ids with a prefix (docs/api.md); time-ordered so that newer ids sort after older ones. */
 export function newId(prefix: "agt" | "ses" | "run" | "ckpt" | "key" | "med" | "cmp" | "req"): string {
   const time = Date.now().toString(36).padStart(9, "0");
   const random = new Uint8Array(10);

@@ -59,7 +59,7 @@ export type Role = "user" | "assistant" | "tool";
 
 export type Message = { role: Role; content: Block[] };
 
-/** Token counts of one model call, the same on every provider (API.md, Events). */
+/** Token counts of one model call, the same on every provider (docs/api.md, Events). */
 export type Usage = {
   input_tokens: number;
   output_tokens: number;

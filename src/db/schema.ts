@@ -108,7 +108,7 @@ export const messages = sqliteTable(
   (t) => [primaryKey({ columns: [t.tenant, t.sessionId, t.idx] }), index("messages_by_run").on(t.tenant, t.runId, t.idx)],
 );
 
-/** The stored event log (API.md, Events): every event of a session, by its per-session seq. */
+/** The stored event log (docs/api.md, Events): every event of a session, by its per-session seq. */
 export const events = sqliteTable(
   "events",
   {
@@ -128,7 +128,7 @@ export const events = sqliteTable(
   ],
 );
 
-/** Daily usage per tenant and agent, written by the Cron roll-up (API.md, GET /v1/usage). */
+/** Daily usage per tenant and agent, written by the Cron roll-up (docs/api.md, GET /v1/usage). */
 export const usageDaily = sqliteTable(
   "usage_daily",
   {
@@ -162,7 +162,7 @@ export const idempotencyKeys = sqliteTable(
 );
 
 /**
- * Compaction summaries (API.md: Compaction): the summary of a branch's messages up to
+ * Compaction summaries (docs/api.md: Compaction): the summary of a branch's messages up to
  * `to_idx`, which later turns send instead of them. Transcript rows are never deleted.
  */
 export const compactions = sqliteTable(
@@ -183,7 +183,7 @@ export const compactions = sqliteTable(
 );
 
 /**
- * Tenants' provider credentials (API.md, Provider credentials). `ciphertext` holds the key and
+ * Tenants' provider credentials (docs/api.md, Provider credentials). `ciphertext` holds the key and
  * header values, AES-GCM encrypted with `CREDENTIALS_KEY` (src/credentials/crypto.ts).
  */
 export const credentials = sqliteTable(

@@ -13,7 +13,7 @@ const refuse = (path: string, message: string) => invalidFields([{ path, message
 
 /**
  * Fetches an image part's URL once, when the run is created, so that the run is reproducible
- * and every provider gets the same bytes (API.md: media is stored once). Redirects are
+ * and every provider gets the same bytes (docs/api.md: media is stored once). Redirects are
  * followed by hand so that each hop passes the outbound URL guard; the body is read up to
  * the image limit and no further (a larger one when it is `scalable`: the Images binding scales
  * it down). The format comes from the bytes, not from Content-Type. Failures are the client's:

@@ -1,4 +1,4 @@
-/** The media rules of API.md (Runs: content parts; Errors: 413). One MB is 1024 × 1024 bytes. */
+/** The media rules of docs/api.md (Runs: content parts; Errors: 413). One MB is 1024 × 1024 bytes. */
 
 export const IMAGE_TYPES = ["image/png", "image/jpeg", "image/gif", "image/webp"] as const;
 export const FILE_TYPES = ["application/pdf", "text/plain", "text/markdown"] as const;

@@ -26,7 +26,7 @@ export type ImageUrl = { type: "image"; url: string; media_type?: ImageType; pat
 
 export type ParsedPart = { type: "text"; text: string } | MediaBytes | ImageUrl;
 
-/** A part's field path for `details.fields` (API.md: `input.1.media_type`). */
+/** A part's field path for `details.fields` (docs/api.md: `input.1.media_type`). */
 const pathOf = (index: number, field: string) => `input.${index}.${field}`;
 
 /**

@@ -32,7 +32,7 @@ const filePart = z.strictObject({
     .regex(/^[^\p{Cc}/\\]+$/u, "no control characters or slashes"),
 });
 
-/** A content part of a run's `input` (API.md, Runs). Sizes, base64 and counts are checked by `parseInput`. */
+/** A content part of a run's `input` (docs/api.md, Runs). Sizes, base64 and counts are checked by `parseInput`. */
 export const contentPart = z.discriminatedUnion("type", [textPart, imagePart, filePart]).openapi("ContentPart");
 
 export type ContentPart = z.infer<typeof contentPart>;

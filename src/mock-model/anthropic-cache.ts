@@ -17,7 +17,7 @@ const marked = (message: unknown): boolean =>
  * before it and, marked the same way, wrote the prefix up to there. So a request with a
  * breakpoint on a message at or after that point (within 20 blocks of it) reads that prefix
  * (tools, system and the messages before the last assistant message) from the cache; without a
- * message breakpoint, a marked system prompt is read once an assistant message exists (API.md).
+ * message breakpoint, a marked system prompt is read once an assistant message exists (docs/api.md).
  * What lies between the read prefix and the request's last breakpoint is written.
  * Tokens of a prefix: ceil(characters of the JSON of `[tools, system, messages]` / 4).
  */

@@ -36,7 +36,7 @@ const hasCredentials = (request: Request): boolean => Boolean(request.headers.ge
 /**
  * The offline model: answers the Anthropic Messages, OpenAI Responses and OpenAI Chat
  * Completions APIs in their real wire formats (JSON, and SSE for `stream: true`), obeying the
- * directives of the last user message (API.md, "The offline model"). Web-standard APIs only,
+ * directives of the last user message (docs/api.md, "The offline model"). Web-standard APIs only,
  * so it runs in workerd and in Node alike.
  */
 export async function handleMockModel(request: Request): Promise<Response> {

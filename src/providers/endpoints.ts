@@ -63,7 +63,7 @@ function prefixOf(url: string): Prefix | null {
 const parsedPrefixes = new Map<ProviderName, { source: string; prefixes: readonly Prefix[] }>();
 
 /**
- * Where the operator's keys for `provider` may be sent (API.md, Provider credentials): the
+ * Where the operator's keys for `provider` may be sent (docs/api.md, Provider credentials): the
  * provider's own default host (any path), and each `*_BASE_URL` / `ALLOWED_BASE_URLS` entry as a
  * URL prefix. A shared gateway host (Cloudflare AI Gateway: `/v1/<account>/<gateway>/…`) puts the
  * tenant boundary in the path, so an entry allows only the paths under its own.

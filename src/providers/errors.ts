@@ -37,7 +37,7 @@ type Row = { type: ErrorType; retryable: boolean; label: string };
 const row = (type: ErrorType, retryable: boolean, label: string): Row => ({ type, retryable, label });
 
 /**
- * The one classification table, by HTTP status (API.md, Retries). Rows that depend on the
+ * The one classification table, by HTTP status (docs/api.md, Retries). Rows that depend on the
  * body (quota, context window, overloaded) are checked before it in `classifyError`.
  */
 const STATUS_TABLE: ReadonlyMap<number, Row> = new Map([
@@ -153,7 +153,7 @@ function chooseRow({ status, kinds, message }: Details): Row {
 
 /**
  * `x-should-retry: true | false` decides retryable, as both SDKs' `shouldRetry` let it win over
- * the status; except that quota and context-window errors stay permanent (API.md, Retries: a
+ * the status; except that quota and context-window errors stay permanent (docs/api.md, Retries: a
  * context-window error leads to compaction, not to the same request again).
  */
 function withShouldRetry(chosen: Row, headers: Headers | undefined): Row {

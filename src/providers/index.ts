@@ -66,7 +66,7 @@ export const providerNameOf = (provider: ProviderConfig["provider"]): ProviderNa
 
 /**
  * Why an agent's `base_url` may not be used with the operator's keys, or null when it may:
- * the offline model and the operator's endpoints are fine (API.md, Provider credentials).
+ * the offline model and the operator's endpoints are fine (docs/api.md, Provider credentials).
  */
 export function operatorEndpointProblem(config: ProviderConfig, env: EndpointEnv): string | null {
   if (config.provider === "mock" || config.credential || !config.base_url || config.base_url === MOCK_BASE_URL) return null;
@@ -78,7 +78,7 @@ export function operatorEndpointProblem(config: ProviderConfig, env: EndpointEnv
 }
 
 /**
- * Builds the adapter of an agent's provider (API.md, Agents): the base URL is the agent's,
+ * Builds the adapter of an agent's provider (docs/api.md, Agents): the base URL is the agent's,
  * else its credential's, else the operator's (`*_BASE_URL`, else the provider's default);
  * `mock:` serves the call from the offline model in process and needs no key. The operator's
  * key and `PROVIDER_HEADERS` go only to the operator's endpoints; an agent with a credential

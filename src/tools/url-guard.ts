@@ -1,7 +1,7 @@
 import ipaddr from "ipaddr.js";
 
 /**
- * The outbound URL rule of API.md (webhook URLs, agents' `base_url`, image URLs, `http_get`):
+ * The outbound URL rule of docs/api.md (webhook URLs, agents' `base_url`, image URLs, `http_get`):
  * unless `ENVIRONMENT` is `development`, a URL must be `https` and may not name `localhost` or a
  * non-public IP literal. Workers cannot resolve DNS, so host names other than `localhost` cannot
  * be checked here (and Workers cannot reach private networks anyway).

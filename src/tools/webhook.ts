@@ -19,7 +19,7 @@ async function hmacHex(secret: string, message: string): Promise<string> {
 }
 
 /**
- * POSTs a tool call to its webhook, signed (API.md, Tools). A non-2xx answer or a timeout is a
+ * POSTs a tool call to its webhook, signed (docs/api.md, Tools). A non-2xx answer or a timeout is a
  * tool error the model sees. `Idempotency-Key` lets the receiver drop the one possible re-send.
  * Redirects are not followed: the signed call goes to the checked URL and nowhere else.
  * `signal` (the run's) aborts the call when the run is cancelled.

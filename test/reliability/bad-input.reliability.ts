@@ -55,7 +55,7 @@ function ownedPath(path: string, owned: Owned): string {
 }
 
 /**
- * A JSON error body in a 4xx, naming at least one field on a 400 (API.md's `details.fields`, or on
+ * A JSON error body in a 4xx, naming at least one field on a 400 (docs/api.md's `details.fields`, or on
  * the OpenAI-compatible `/v1/responses` surface OpenAI's `error.param`); returns what is wrong, or null.
  */
 function mishandled(response: Response, text: string, openAi: boolean, sent: unknown): string | null {

@@ -125,7 +125,7 @@ const faults: Record<string, (provider: Provider, round: number) => Promise<void
     ]);
     await stream.rest();
     // A genuine race: cancel answers 200 with the run it cancelled or with the terminal status the run
-    // already had (API.md), and the stored run, transcript and events must agree with that answer.
+    // already had (docs/api.md), and the stored run, transcript and events must agree with that answer.
     expect(cancel.status).toBe(200);
     const outcome = (await cancel.json<Run>()).status as "cancelled" | "completed";
     await expectIntact(started.agentId, started.runId, started.sessionId, started.bucket, outcome);

@@ -11,13 +11,13 @@ const OWNER_CREDENTIAL_KEY = "owner-credential-key-4471";
 /** Routes served to anyone (no token): the API reference and the OpenAPI document. */
 const PUBLIC_ROUTES = new Set(["GET /", "GET /docs", "GET /docs/scalar.js", "GET /openapi.json", "GET /health"]);
 
-/** Routes only the operator's token may call (API.md: key management). */
+/** Routes only the operator's token may call (docs/api.md: key management). */
 const ADMIN_ROUTES = new Set(["POST /v1/keys", "GET /v1/keys", "DELETE /v1/keys/:id", "GET /v1/quarantine"]);
 
 /**
  * Routes that list the caller's own data: the foreign tenant gets 200 and none of the owner's ids.
  * A foreign agent's runs list answers as an unknown agent's does (200, empty), as the test of
- * tenant isolation in `npm test` reads API.md.
+ * tenant isolation in `npm test` reads docs/api.md.
  */
 const LIST_ROUTES = new Set([
   "GET /v1/agents",

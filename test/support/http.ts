@@ -62,7 +62,7 @@ export async function createAgent(fields: Record<string, unknown> = {}, token: s
   return response.json<Agent>();
 }
 
-/** API.md's error body. */
+/** docs/api.md's error body. */
 export type ErrorBody = {
   error: { type: string; message: string; details: { fields?: { path: string; message: string }[] } & Record<string, unknown> };
 };

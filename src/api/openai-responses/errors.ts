@@ -1,6 +1,6 @@
 import { asApiError, type ApiError } from "../errors";
 
-/** The paths that answer errors in OpenAI's shape instead of API.md's. */
+/** The paths that answer errors in OpenAI's shape instead of docs/api.md's. */
 export const isOpenAiPath = (path: string) => path === "/v1/responses" || path.startsWith("/v1/responses/");
 
 /** OpenAI's `error.type` for each HTTP status Agentry answers on this surface. */

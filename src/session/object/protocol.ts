@@ -4,7 +4,7 @@ import type { Message } from "../../core/messages";
 import type { StoredMessage } from "../store/session-store";
 import type { InputPart, Run, RunCaller, RunMetrics } from "../run/run-record";
 
-/** Every call into a Session object says whose session it is (DESIGN.md, "An object knows who it is"). */
+/** Every call into a Session object says whose session it is (docs/architecture.md). */
 export type SessionIdentity = { tenant: string; session_id: string };
 
 export type StartRunRequest = SessionIdentity & {
@@ -50,7 +50,7 @@ export type ContinueRunRequest = SessionIdentity & {
   new_run_id?: string;
 };
 
-/** A refusal that the Worker turns into API.md's error answer. */
+/** A refusal that the Worker turns into docs/api.md's error answer. */
 export type SessionFailure = { type: ApiErrorType; message: string; details?: Record<string, unknown> };
 
 export type Result<T> = ({ ok: true } & T) | { ok: false; error: SessionFailure };

@@ -445,7 +445,7 @@ export class RunLifecycle {
       run.metrics.duration_ms = Date.parse(now) - Date.parse(run.started_at ?? run.created_at);
     }
     core.commit(() => {
-      // The turn is released before the terminal answer or event goes out (API.md).
+      // The turn is released before the terminal answer or event goes out (docs/api.md).
       if (status !== "paused" && core.store.getMeta("active_run_id") === run.id) core.store.setMeta("active_run_id", null);
       core.store.setMeta("updated_at", now);
       if (status !== "paused") core.addCheckpoint(run, { after: "end", tool_call_id: null, tool_name: null });

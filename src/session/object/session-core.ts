@@ -25,7 +25,7 @@ export const OUTBOX_RETRY_MS = 2_000;
 /** A run that may still emit events of its own (any other's stretch has ended). */
 const isGoingOn = (status: RunStatus | null) => status === "pending" || status === "running";
 
-/** A refusal the Worker turns into API.md's error answer. */
+/** A refusal the Worker turns into docs/api.md's error answer. */
 export const fail = (type: SessionFailure["type"], message: string, details?: Record<string, unknown>) =>
   ({ ok: false, error: { type, message, details } }) as const;
 

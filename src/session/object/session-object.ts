@@ -171,7 +171,7 @@ export class SessionObject extends DurableObject<Env> {
     });
   }
 
-  /** A run's checkpoints (API.md, Checkpoints and step replay). */
+  /** A run's checkpoints (docs/api.md, Checkpoints and step replay). */
   async getCheckpoints(identity: SessionIdentity, runId: string): Promise<Result<{ checkpoints: Checkpoint[] }>> {
     const refused = await this.enter(identity, { wake: false });
     if (refused) return refused;
@@ -180,7 +180,7 @@ export class SessionObject extends DurableObject<Env> {
   }
 
   /**
-   * Compacts the head branch now (API.md: POST /v1/sessions/{id}/compact), on the agent as it
+   * Compacts the head branch now (docs/api.md: POST /v1/sessions/{id}/compact), on the agent as it
    * is now. A run in progress would send what it read before: the session must be idle.
    */
   async compactSession(identity: SessionIdentity, agent: Agent): Promise<Result<{ report: CompactionReport }>> {
@@ -239,7 +239,7 @@ export class SessionObject extends DurableObject<Env> {
     };
   }
 
-  /** The transcript of a branch (API.md: GET …/transcript?run_id=). */
+  /** The transcript of a branch (docs/api.md: GET …/transcript?run_id=). */
   async getTranscript(identity: SessionIdentity, runId: string | null, full = false): Promise<Result<{ messages: TranscriptMessage[] }>> {
     const refused = await this.enter(identity, { wake: false });
     if (refused) return refused;
@@ -273,7 +273,7 @@ export class SessionObject extends DurableObject<Env> {
     return null;
   }
 
-  /** A run's stored events after `after` (API.md, Events of a run). */
+  /** A run's stored events after `after` (docs/api.md, Events of a run). */
   async readEvents(identity: SessionIdentity, runId: string, after: number): Promise<Result<{ events: RunEvent[] }>> {
     const refused = await this.enter(identity, { wake: false });
     if (refused) return refused;

@@ -21,7 +21,7 @@ export function sumMetrics(all: RunMetrics[]): RunMetrics {
   return total;
 }
 
-/** The Session object of API.md, from the object's own storage. */
+/** The Session object of docs/api.md, from the object's own storage. */
 export function summarizeSession(id: string, agentId: string, store: SessionStore): SessionView {
   const runs = store.listRuns();
   const head = runs[runs.length - 1];

@@ -6,7 +6,7 @@ export const MAX_RETRY_AFTER_MS = 60_000;
 export type RetrySettings = { retries: number; delay_between_retries: number; exponential_backoff: boolean };
 
 /**
- * Whether a failed model call is retried, and after how long (API.md, Retries). `retriesUsed`
+ * Whether a failed model call is retried, and after how long (docs/api.md, Retries). `retriesUsed`
  * counts the run's retries so far: one budget per run, shared by its model calls. The wait
  * before retry k is `delay · 2^(k−1)` with exponential backoff, else `delay`; a provider's
  * `retry-after` wins when it asks for longer, up to 60 s.

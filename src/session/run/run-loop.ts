@@ -320,7 +320,7 @@ async function failStep(host: LoopHost, run: RunRecord, error: unknown, step: nu
   const current = host.store.getRun(run.id);
   if (current?.status !== "running") return;
   if (failure.type === "context_window_exceeded" && current.agent.compaction?.enabled && !current.overflow_compacted) {
-    // One compaction and one more attempt (API.md, Retries); a second overflow is permanent.
+    // One compaction and one more attempt (docs/api.md, Retries); a second overflow is permanent.
     current.overflow_compacted = true;
     current.call_attempt = attempt + 1;
     host.commit(() => host.saveRun(current));

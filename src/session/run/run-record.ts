@@ -24,7 +24,7 @@ export type RunError = { type: ErrorType; message: string; retryable: boolean; s
  */
 export type OutputRepair = { answer: Block[]; errors: OutputError[]; next_index: number };
 
-/** A position in a run after a completed step (API.md, Checkpoints and step replay). */
+/** A position in a run after a completed step (docs/api.md, Checkpoints and step replay). */
 export type Checkpoint = {
   id: string;
   run_id: string;
@@ -131,7 +131,7 @@ export type RunRecord = {
 export function newRunRecord(
   run: Pick<RunRecord, "id" | "agent" | "session_id" | "status" | "input" | "created_at"> & Partial<RunRecord>,
 ): RunRecord {
-  // Field order as API.md shows the Run: id first.
+  // Field order as docs/api.md shows the Run: id first.
   const { id, ...given } = run;
   return {
     id,
@@ -152,7 +152,7 @@ export function newRunRecord(
   };
 }
 
-/** The public Run object (API.md) of a record. */
+/** The public Run object (docs/api.md) of a record. */
 export function renderRun(run: RunRecord) {
   const {
     agent: _agent,

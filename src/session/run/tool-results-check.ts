@@ -4,7 +4,7 @@ import type { RequiredAction } from "./run-record";
 
 /**
  * Checks a client's results against a paused run's required actions: each pending call
- * answered exactly once, no unknown call id (API.md: a missing or unknown id is 400).
+ * answered exactly once, no unknown call id (docs/api.md: a missing or unknown id is 400).
  */
 export function checkToolResults(required: RequiredAction[], results: ToolResultInput[]): FieldError | null {
   const pending = new Set(required.map((a) => a.tool_call_id));

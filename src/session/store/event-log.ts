@@ -5,7 +5,7 @@ import { eventOfRow, type EventRow, type SessionStore } from "./session-store";
 /** Events read per page (a replay, a JSON answer), from the object and from D1. */
 export const EVENT_PAGE = 500;
 /**
- * The session's stored event log (API.md, Events). An event of a run with `store_events` is
+ * The session's stored event log (docs/api.md, Events). An event of a run with `store_events` is
  * written to the object's `events` table when it is emitted, before it is published: a Durable
  * Object holds every outgoing message (an SSE frame, a socket message, an RPC answer) until the
  * writes before it are durable, so a client never sees a seq that a crash can lose. Writes

@@ -11,7 +11,7 @@ type SessionRow = { agent_id: string; last_seq: number; created_at: string; upda
 type MessageRow = { idx: number; run_id: string; role: string; content: string; created_at: string };
 
 /**
- * Storage for a session the Worker has just drawn the id of (API.md: a turn without
+ * Storage for a session the Worker has just drawn the id of (docs/api.md: a turn without
  * `session_id`): D1 cannot hold anything of it, so nothing is read.
  */
 export function initializeNew(store: SessionStore, tenant: string, sessionId: string): void {

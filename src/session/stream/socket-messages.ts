@@ -2,7 +2,7 @@ import { z } from "zod";
 import { fieldsOf } from "../../core/errors";
 import type { SessionFailure } from "../object/protocol";
 
-/** The exact texts of API.md's keep-alive: answered by the runtime, without waking the object. */
+/** The exact texts of docs/api.md's keep-alive: answered by the runtime, without waking the object. */
 export const PING = '{"type":"ping"}';
 export const PONG = '{"type":"pong"}';
 
@@ -17,7 +17,7 @@ export const clientMessage = z.discriminatedUnion("type", [
 
 export type ClientMessage = z.infer<typeof clientMessage>;
 
-/** A client message, or API.md's error body for it. */
+/** A client message, or docs/api.md's error body for it. */
 export function parseClientMessage(raw: string | ArrayBuffer): { ok: true; message: ClientMessage } | { ok: false; error: SessionFailure } {
   const refuse = (message: string, path = "message") =>
     ({ ok: false, error: { type: "invalid_request", message, details: { fields: [{ path, message }] } } }) as const;
@@ -44,7 +44,7 @@ export function parseClientMessage(raw: string | ArrayBuffer): { ok: true; messa
   return { ok: true, message: parsed.data };
 }
 
-/** The frame that answers a bad message (API.md): the socket stays open. */
+/** The frame that answers a bad message (docs/api.md): the socket stays open. */
 export const errorFrame = (error: SessionFailure) =>
   JSON.stringify({ type: "error", error: { type: error.type, message: error.message, details: error.details ?? {} } });
 

@@ -2,7 +2,7 @@ import type { RunEvent } from "./events";
 
 const encoder = new TextEncoder();
 
-/** One SSE frame per event (API.md): `id: <seq>`, `event: <type>`, the whole envelope as data. */
+/** One SSE frame per event (docs/api.md): `id: <seq>`, `event: <type>`, the whole envelope as data. */
 export const sseFrame = (event: RunEvent) => encoder.encode(`id: ${event.seq}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`);
 
 const PING = encoder.encode(": ping\n\n");

@@ -5,7 +5,7 @@ import type { SessionFailure } from "../object/protocol";
 import type { Checkpoint, InputPart, RunBase, RunRecord } from "../run/run-record";
 import type { SessionStore } from "../store/session-store";
 
-/** Where a continuation starts: `"end"`, `"last_user"` or a checkpoint id (API.md). */
+/** Where a continuation starts: `"end"`, `"last_user"` or a checkpoint id (docs/api.md). */
 export type ContinueFrom = "end" | "last_user" | string;
 
 export type BranchPlan = { base: RunBase; forked_from_checkpoint: string | null; input: InputPart[] | null };

@@ -2,7 +2,7 @@ import type { Message } from "../../core/messages";
 import type { Compaction } from "./compaction-store";
 import type { StoredMessage } from "../store/session-store";
 
-/** The summary block of API.md's transcript: `{ type: "summary", text, replaces: [from, to] }`. */
+/** The summary block of docs/api.md's transcript: `{ type: "summary", text, replaces: [from, to] }`. */
 export type SummaryBlock = { type: "summary"; text: string; replaces: [number, number] };
 
 /** A transcript message as the API shows it: a stored message, or a compaction summary. */
