@@ -3,7 +3,7 @@
 // queue and its dead-letter queue, the R2 bucket; names from wrangler.toml), writes
 // wrangler.deploy.toml (wrangler.toml with the database's real id; gitignored), applies the D1
 // migrations remotely and deploys. Idempotent: a second run finds everything and only migrates
-// (nothing when up to date) and deploys. wrangler.toml keeps its placeholder id, so
+// (nothing when up to date) and deploys. wrangler.toml has no database id, so
 // `wrangler deploy --dry-run` (`npm run build`, CI) needs no account.
 //
 //   node scripts/deploy.mjs [--dry-run] [--location weur|eeur|apac|oc|wnam|enam] [--jurisdiction eu|fedramp]
@@ -17,8 +17,19 @@ import { fileURLToPath } from "node:url";
 
 // The project (npm runs scripts there); a test runs it in a copy with a fake wrangler.
 const root = process.cwd();
-export const PLACEHOLDER_ID = "00000000-0000-0000-0000-000000000000";
 const DEPLOY_CONFIG = "wrangler.deploy.toml";
+
+/**
+ * wrangler.toml with the database's id in its `[[d1_databases]]` entry: after its
+ * `database_name`, or in place of an id it already has.
+ */
+export function withDatabaseId(toml, name, id) {
+  const existing = /^database_id\s*=\s*"[^"]*"\s*$/m;
+  if (existing.test(toml)) return toml.replace(existing, `database_id = "${id}"`);
+  const named = new RegExp(`^database_name\\s*=\\s*"${name}"\\s*$`, "m");
+  if (!named.test(toml)) throw new Error(`wrangler.toml has no [[d1_databases]] entry named "${name}"`);
+  return toml.replace(named, (line) => `${line}\ndatabase_id = "${id}"`);
+}
 
 /** The resource names of wrangler.toml: only the few keys this script needs, read line by line. */
 export function resourcesOf(toml) {
@@ -147,11 +158,7 @@ function main() {
   }
 
   // The config with the real id (and the bucket's jurisdiction); wrangler.toml stays as it is.
-  if (!toml.includes(PLACEHOLDER_ID))
-    throw new Error(
-      `wrangler.toml's database_id is not the placeholder ${PLACEHOLDER_ID}; put it back (the real id goes to ${DEPLOY_CONFIG})`,
-    );
-  let deployToml = `# Written by scripts/deploy.mjs from wrangler.toml: do not edit (it is rewritten on each deploy).\n${toml.replace(PLACEHOLDER_ID, database.uuid)}`;
+  let deployToml = `# Written by scripts/deploy.mjs from wrangler.toml: do not edit (it is rewritten on each deploy).\n${withDatabaseId(toml, names.database, database.uuid)}`;
   if (options.jurisdiction)
     deployToml = deployToml.replace(
       `bucket_name = "${names.bucket}"`,

@@ -9,7 +9,6 @@ import { test } from "node:test";
 import { fileURLToPath } from "node:url";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
-const PLACEHOLDER = "00000000-0000-0000-0000-000000000000";
 
 /** A project folder (wrangler.toml copied) and a bin folder whose `wrangler` is the fake, with `state` as the account. */
 function setUp(account) {
@@ -52,7 +51,7 @@ test("a first deploy creates the database, both queues (dead-letter first) and t
   ]);
   const written = readFileSync(join(dir, "wrangler.deploy.toml"), "utf8");
   assert.match(written, /database_id = "db-1-uuid"/);
-  assert.ok(readFileSync(join(dir, "wrangler.toml"), "utf8").includes(PLACEHOLDER), "wrangler.toml keeps its placeholder");
+  assert.doesNotMatch(readFileSync(join(dir, "wrangler.toml"), "utf8"), /^database_id\s*=/m, "wrangler.toml keeps no database id");
   assert.deepEqual(run.state.migratedIds, ["db-1-uuid"]);
   assert.equal(run.state.deployed, 1);
   const last = run.state.calls.slice(-2).map((call) => call.join(" "));
