@@ -8,7 +8,7 @@ import { OpenAIChatProvider } from "../src/providers/openai-chat";
 import { OpenAIResponsesProvider } from "../src/providers/openai-responses";
 import { inProcessFetch, type SdkFetch } from "../src/providers/sdk-config";
 import { isStrictSchema } from "../src/providers/strict-schema";
-import { emptyMetrics, newRunRecord, type RunRecord } from "../src/session/run/run-record";
+import { emptyMetrics, newRunRecord, type RunRecord } from "../src/run-model/run-record";
 import { finalOutcome, holdForRepair, outputSchemaOf, repairRequest, withRepair } from "../src/session/run/structured-output";
 
 const PERSON = {

@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { MessageAccumulator } from "../src/providers/anthropic-stream";
 import { ChatAccumulator } from "../src/providers/openai-chat-stream";
 import { stopReason, toBlocks } from "../src/providers/openai-responses-output";
-import { stoppedAnswer } from "../src/session/run/stop-reasons";
+import { stoppedAnswer } from "../src/run-model/stop-reasons";
 
 /**
  * Every vendor stop reason, neutral, and the run error it ends with (docs/providers.md, Stop

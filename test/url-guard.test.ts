@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { checkOutboundUrl } from "../src/tools/url-guard";
+import { checkOutboundUrl } from "../src/core/url-guard";
 
 const production = (url: string) => checkOutboundUrl(url, "production");
 

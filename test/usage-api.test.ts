@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { UsageDay } from "../src/db/usage";
 import { rollUpRecentUsage, rollUpUsage } from "../src/maintenance/usage-rollup";
-import { emptyMetrics, type RunMetrics } from "../src/session/run/run-record";
+import { emptyMetrics, type RunMetrics } from "../src/run-model/run-record";
 import { api, createAgent, createTenantToken, uniqueTenant } from "./support/http";
 import { runTurn, type Run } from "./support/runs";
 

@@ -1,6 +1,9 @@
+import type { DefinitionProblem } from "./definition-problem";
+
+export type { DefinitionProblem };
 import { operatorEndpointProblem, type ProviderEnv } from "../providers";
 import { pricesOf } from "../providers/pricing";
-import { checkOutboundUrl } from "../tools/url-guard";
+import { checkOutboundUrl } from "../core/url-guard";
 import { chatToolsNeedNoReasoning, isReasoningModel } from "../providers/openai-reasoning";
 import { modelInfo, refusesForcedToolChoice } from "../providers/model-catalog";
 import { anthropicSchema } from "../providers/anthropic-output";
@@ -9,9 +12,6 @@ import { MOCK_BASE_URL } from "./definition";
 import { openaiProblems } from "./openai-limits";
 import { schemaProblem } from "./output-validation";
 import type { AgentDefinition } from "./definition";
-
-/** A rule an agent breaks beyond its shape, at a docs/api.md field path. */
-export type DefinitionProblem = { path: string; message: string };
 
 /** The largest definition stored (D1 rows hold at most 2 MB). */
 export const MAX_DEFINITION_BYTES = 1_000_000;

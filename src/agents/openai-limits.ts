@@ -1,7 +1,7 @@
 import { chatToolsNeedNoReasoning } from "../providers/openai-reasoning";
 import { supportedEfforts } from "../providers/openai-efforts";
 import type { AgentDefinition } from "./definition";
-import type { DefinitionProblem } from "./checks";
+import type { DefinitionProblem } from "./definition-problem";
 
 /** The most tools OpenAI takes in one request ("Invalid 'tools': array too long … maximum length 128"). */
 export const OPENAI_MAX_TOOLS = 128;

@@ -5,7 +5,7 @@ import type { CredentialInfo } from "../credentials";
 import { credentialsKey, encryptSecret } from "../credentials/crypto";
 import { extraHeadersSchema } from "../credentials/headers";
 import { agentsUsingCredential, deleteUnusedCredential, findCredentialRow, insertCredential, listCredentials } from "../db/credentials";
-import { checkOutboundUrl } from "../tools/url-guard";
+import { checkOutboundUrl } from "../core/url-guard";
 import { ApiError, invalidFields, notFound } from "./errors";
 import { idempotentCreate, idempotencyKeyHeaders } from "./idempotency";
 import { decodeCursor, listSchema, page, pageQuery } from "./pagination";

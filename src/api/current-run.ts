@@ -1,6 +1,6 @@
 import type { Env } from "../env";
 import { isActive, renderRun, type Run, type RunRecord } from "../session";
-import { callSession, unwrap } from "./session-client";
+import { callSession, unwrap } from "../session/client";
 
 /**
  * A run as it is now: its D1 mirror once it has stopped; while it is active, the session

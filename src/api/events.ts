@@ -6,7 +6,7 @@ import { eventStreamContent } from "./run-schemas";
 import { invalidFields } from "./errors";
 import { authErrors, errorResponses } from "./responses";
 import { bearerSecurity, newRouter } from "./router";
-import { callSession, unwrap } from "./session-client";
+import { callSession, unwrap } from "../session/client";
 
 /** Headers of every SSE answer; `x-accel-buffering` keeps proxies from holding frames back. */
 export const SSE_HEADERS = { "content-type": "text/event-stream", "cache-control": "no-cache", "x-accel-buffering": "no" };

@@ -3,7 +3,7 @@ import { log } from "../core/log";
 import type { Env } from "../env";
 import { releaseUnreferenced, stageInput, deleteMedia, type ResolvedPart } from "../media";
 import type { InputPart, RunAnswer } from "../session";
-import { callSession } from "./session-client";
+import { callSession } from "../session/client";
 
 /** The turn a request starts: whose session, and the run id planned for it. */
 export type TurnScope = { tenant: string; session_id: string; run_id: string };

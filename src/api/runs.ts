@@ -15,7 +15,7 @@ import { startTurn } from "./start-turn";
 import { currentRun } from "./current-run";
 import { runnableAgent } from "./runnable-agent";
 import { assertRunRecordFits, assertStorable } from "./stored-limits";
-import { callSession, unwrap } from "./session-client";
+import { callSession, unwrap } from "../session/client";
 
 /** The run's own settings of a create body: every field of `runSettingFields`. */
 function runSettingsOf(body: z.output<typeof createRunBody>): RunSettings {

@@ -5,7 +5,7 @@ import { upgradeRequest } from "../session";
 import { invalidFields, notFound, type FieldError } from "./errors";
 import { authErrors, errorResponses } from "./responses";
 import { bearerSecurity, newRouter } from "./router";
-import { callSession } from "./session-client";
+import { callSession } from "../session/client";
 
 const socketRoute = createRoute({
   operationId: "connectSessionSocket",

@@ -8,7 +8,7 @@ import { findAgent } from "../db/agents";
 import { authErrors, errorResponses } from "./responses";
 import { bearerSecurity, newRouter } from "./router";
 import { metricsSchema } from "../session";
-import { callSession, unwrap } from "./session-client";
+import { callSession, unwrap } from "../session/client";
 
 const sessionParams = z.object({ session_id: z.string().regex(CLIENT_ID, "not a valid session id") });
 const errors = { 400: errorResponses[400], 404: errorResponses[404], ...authErrors };

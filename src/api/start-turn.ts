@@ -11,7 +11,7 @@ import type { AppEnv } from "./router";
 import { startWithMedia } from "./run-input";
 import { assertRunRecordFits } from "./stored-limits";
 import { runnableAgent } from "./runnable-agent";
-import { callSession, failureToError } from "./session-client";
+import { callSession, failureToError } from "../session/client";
 
 const turnPlan = z.object({ session_id: z.string(), run_id: z.string() });
 

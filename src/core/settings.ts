@@ -1,5 +1,3 @@
-import type { Env } from "../env";
-
 /** A positive number from a `[vars]` string, or the default when it is absent or not one. */
 export function positiveNumber(value: string | undefined, fallback: number): number {
   const n = Number(value);
@@ -7,7 +5,7 @@ export function positiveNumber(value: string | undefined, fallback: number): num
 }
 
 /** Stored events created before this time are deleted (`EVENT_RETENTION_DAYS`, 30). */
-export const eventRetentionCutoff = (env: Pick<Env, "EVENT_RETENTION_DAYS">, now: Date): string =>
+export const eventRetentionCutoff = (env: { EVENT_RETENTION_DAYS?: string }, now: Date): string =>
   new Date(now.getTime() - positiveNumber(env.EVENT_RETENTION_DAYS, 30) * 86_400_000).toISOString();
 
 /**

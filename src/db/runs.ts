@@ -1,8 +1,7 @@
 import { and, desc, eq, lt, or, sql, type SQL } from "drizzle-orm";
 import { notFound } from "../core/errors";
 import type { Cursor } from "../core/cursor";
-import type { RunRecord } from "../session";
-import { parseRunRow } from "../session";
+import { parseRunRow, type RunRecord } from "../run-model";
 import { database } from "./client";
 import { runInputs, runs } from "./schema";
 

@@ -1,6 +1,6 @@
 import { and, desc, eq, inArray, lt, or, type SQL } from "drizzle-orm";
 import type { Cursor } from "../core/cursor";
-import type { RunRecord } from "../session";
+import type { RunRecord } from "../run-model";
 import { database } from "./client";
 import { runs, sessions } from "./schema";
 import { parseStored } from "../core/json-depth";

@@ -1,8 +1,8 @@
 import { errorMessage } from "../core/errors";
-import { callSession } from "../api/session-client";
+import { callSession } from "../session/client";
 import { log } from "../core/log";
 import type { Env } from "../env";
-import { runMessageSchema } from "../session";
+import { runMessageSchema } from "../run-model";
 
 export const RUNS_DEAD_LETTER_QUEUE = "agentry-runs-dlq";
 

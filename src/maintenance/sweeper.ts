@@ -1,5 +1,5 @@
 import { errorMessage } from "../core/errors";
-import { callSession } from "../api/session-client";
+import { callSession } from "../session/client";
 import { log } from "../core/log";
 import { eventRetentionCutoff, positiveNumber } from "../core/settings";
 import type { Env } from "../env";

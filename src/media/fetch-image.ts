@@ -1,5 +1,5 @@
 import { ApiError, invalidFields } from "../core/errors";
-import { checkOutboundUrl, isRedirect } from "../tools/url-guard";
+import { checkOutboundUrl, isRedirect } from "../core/url-guard";
 import { formatMb, IMAGE_LIMIT_TEXT, maxBytesOf, type ImageType } from "./limits";
 import { tooLarge } from "./parse-input";
 import { sniffImage } from "./sniff";

@@ -1,5 +1,5 @@
 import { ApiError, invalidFields, type FieldError } from "../core/errors";
-import { checkOutboundUrl } from "../tools/url-guard";
+import { checkOutboundUrl } from "../core/url-guard";
 import { base64Length, compactBase64, decodeBase64 } from "../core/base64";
 import { formatMb, IMAGE_LIMIT_TEXT, MAX_INPUT_CHARS, MAX_PARTS, maxBytesOf, type ImageType, type MediaType } from "./limits";
 import { measureMedia, type MediaMeasure } from "./measure";

@@ -1,5 +1,5 @@
 import { newId } from "../core/ids";
-import type { InputPart } from "../session";
+import type { InputPart } from "../run-model";
 import type { ResolvedPart } from "./resolve-input";
 import { deleteMedia, putMedia, type MediaScope } from "./store";
 

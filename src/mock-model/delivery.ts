@@ -1,4 +1,5 @@
-import type { Frame } from "./sse";
+/** One server-sent event as written, and whether it carries a piece of the answer (a delta). */
+export type Frame = { text: string; delta: boolean };
 
 /** How an answer goes out: `[[slow MS]]` pacing, `[[cut]]` truncation, and the caller's abort. */
 export type Delivery = {

@@ -1,7 +1,7 @@
-import { sleep, type Delivery } from "./delivery";
+import { sleep, type Delivery, type Frame } from "./delivery";
 
 /** One server-sent event as written on the wire; `delta` marks the frames that carry tokens. */
-export type Frame = { text: string; delta: boolean };
+export type { Frame };
 
 /** A frame with an `event:` line (Anthropic, OpenAI Responses): the Anthropic SDK skips frames without one. */
 export const namedFrame = (event: string, data: unknown, delta = false): Frame => ({

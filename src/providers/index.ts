@@ -1,6 +1,6 @@
 import { MOCK_BASE_URL } from "../agents/definition";
 import { CredentialError, loadCredential } from "../credentials";
-import { checkOutboundUrl } from "../tools/url-guard";
+import { checkOutboundUrl } from "../core/url-guard";
 import { handleMockModel } from "../mock-model/index";
 import { AnthropicProvider } from "./anthropic";
 import { isOperatorEndpoint, operatorBaseUrl, originOf, type EndpointEnv } from "./endpoints";

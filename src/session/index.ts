@@ -1,10 +1,11 @@
 /**
  * One session, one Durable Object (docs/architecture.md). The folders:
- * - object/     the Durable Object: RPC surface, run transitions, timers
- * - run/        a run's record and the agent loop
+ * - object/     the Durable Object: RPC surface, a run's life (run-lifecycle.ts), timers
+ * - run/        the agent loop that drives a run (its record is in src/run-model)
  * - transcript/ the branch a run sees, model history, compaction
  * - store/      the object's SQLite, the event log, the D1 mirror and rebuild
  * - stream/     events to clients: hub, SSE, WebSockets
+ * - client.ts   how the Worker calls a session's object
  * The rest of the app imports from here.
  */
 export * from "./object";

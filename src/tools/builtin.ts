@@ -1,4 +1,4 @@
-import { checkOutboundUrl, isRedirect } from "./url-guard";
+import { checkOutboundUrl, isRedirect } from "../core/url-guard";
 import { CANCELLED, capOutput, toolError, type ToolOutcome } from "./outcome";
 
 export type BuiltinName = "current_time" | "http_get";

@@ -1,5 +1,5 @@
 import { toHex } from "../core/hash";
-import { checkOutboundUrl, isRedirect } from "./url-guard";
+import { checkOutboundUrl, isRedirect } from "../core/url-guard";
 import { CANCELLED, capOutput, MAX_TOOL_OUTPUT_BYTES, readCapped, toolError, type ToolOutcome } from "./outcome";
 
 export type WebhookCall = {

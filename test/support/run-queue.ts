@@ -3,7 +3,7 @@ import { env } from "cloudflare:workers";
 import worker from "../../src/index";
 import type { Env } from "../../src/env";
 import type { RunLifecycle } from "../../src/session/object/run-lifecycle";
-import type { RunMessage } from "../../src/session/run/run-message";
+import type { RunMessage } from "../../src/run-model/run-message";
 
 export type { RunMessage };
 

@@ -1,4 +1,4 @@
-import type { Run } from "../../src/session/run/run-record";
+import type { Run } from "../../src/run-model/run-record";
 import type { RunEvent } from "../../src/session/stream/events";
 import { ADMIN_TOKEN, api } from "./http";
 

@@ -2,7 +2,7 @@ import type { Context } from "hono";
 import type { Run, RunEvent } from "../../session";
 import { SSE_HEADERS } from "../events";
 import type { AppEnv } from "../router";
-import { callSession, unwrap } from "../session-client";
+import { callSession, unwrap } from "../../session/client";
 import { renderResponse } from "./render";
 import { responsesEventsOf, responsesSse, runEventsOf } from "./stream";
 import type { ResponseSurface } from "./surface";

@@ -6,7 +6,7 @@ import { invalidFields } from "../errors";
 import { idempotentPlan } from "../idempotency";
 import type { AppEnv } from "../router";
 import { runnableAgent } from "../runnable-agent";
-import { callSession, unwrap } from "../session-client";
+import { callSession, unwrap } from "../../session/client";
 import { responseOf, storedEventsOf, streamResponse, watchResponse } from "./answer";
 import { callArguments, outputText, type ReadInput } from "./conversation";
 import type { CreateResponseBody } from "./request";

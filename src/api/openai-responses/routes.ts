@@ -8,7 +8,7 @@ import { runOutputSchema } from "../run-output-schema";
 import { authErrors, errorResponses } from "../responses";
 import { bearerSecurity, newRouter, type AppEnv } from "../router";
 import { runInput } from "../run-schemas";
-import { callSession, unwrap } from "../session-client";
+import { callSession, unwrap } from "../../session/client";
 import { startTurn } from "../start-turn";
 import { assertStorable } from "../stored-limits";
 import { openAiErrorSchema } from "./error-schema";

@@ -14,4 +14,4 @@ export type {
   SessionView,
   StartRunRequest,
   ToolResultInput,
-} from "./protocol";
+} from "../../run-model/session-protocol";

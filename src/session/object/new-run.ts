@@ -1,7 +1,7 @@
 import type { Agent, ObjectJsonSchema } from "../../agents";
 import type { Message } from "../../core/messages";
-import type { SessionIdentity } from "./protocol";
-import type { InputPart, RunBase, RunCaller } from "../run/run-record";
+import type { SessionIdentity } from "../../run-model/session-protocol";
+import type { InputPart, RunBase, RunCaller } from "../../run-model/run-record";
 
 /** Everything a new run is made of: a plain turn, or a branch of an earlier run. */
 export type NewRun = SessionIdentity & {

@@ -1,4 +1,4 @@
-import type { RunStatus } from "../run/run-record";
+import type { RunStatus } from "../../run-model/run-record";
 
 /**
  * Which status a run may go to from which (docs/architecture.md, "A run's life"). A new run is

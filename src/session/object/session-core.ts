@@ -3,7 +3,7 @@ import { newId, nowIso } from "../../core/ids";
 import { errorMessage } from "../../core/errors";
 import { log, type LogContext } from "../../core/log";
 import { positiveNumber } from "../../core/settings";
-import type { Env } from "../../env";
+import type { SessionEnv } from "../session-env";
 import { CompactionStore, mirrorCompaction, rebuildCompactions, type Compaction } from "../transcript/compaction-store";
 import { EventLog } from "../store/event-log";
 import { Mirror } from "../store/mirror";
@@ -11,10 +11,10 @@ import { replayStream } from "../stream/replay-stream";
 import { DeltaBuffer } from "../stream/delta-buffer";
 import { EventHub, isTerminal, type EventData, type RunEvent, type RunEventType } from "../stream/events";
 import { mirrorMessage, mirrorRun, mirrorRunInputs, mirrorSession } from "../store/mirror-statements";
-import type { SessionFailure, SessionIdentity } from "./protocol";
+import type { SessionFailure, SessionIdentity } from "../../run-model/session-protocol";
 import { initializeNew, rebuildFromMirror } from "../store/rebuild";
-import type { RunMessage } from "../run/run-message";
-import type { Checkpoint, RunRecord, RunStatus } from "../run/run-record";
+import type { RunMessage } from "../../run-model/run-message";
+import type { Checkpoint, RunRecord, RunStatus } from "../../run-model/run-record";
 import { SessionSockets } from "../stream/sockets";
 import { SessionStore, type MirrorStatement, type StoredMessage } from "../store/session-store";
 import { Timers, type TimerName } from "./timers";
@@ -66,7 +66,7 @@ export class SessionCore {
 
   constructor(
     readonly ctx: DurableObjectState,
-    readonly env: Env,
+    readonly env: SessionEnv,
   ) {
     this.store = new SessionStore(ctx.storage.sql);
     this.timers = new Timers(this.store, ctx.storage);

@@ -1,16 +1,24 @@
 import { DurableObject } from "cloudflare:workers";
 import { errorMessage } from "../../core/errors";
 import { log } from "../../core/log";
-import type { Env } from "../../env";
+import type { SessionEnv } from "../session-env";
 import type { RunEvent } from "../stream/events";
-import type { CompactionReport, ContinueRunRequest, Result, RunAnswer, SessionIdentity, SessionView, StartRunRequest } from "./protocol";
+import type {
+  CompactionReport,
+  ContinueRunRequest,
+  Result,
+  RunAnswer,
+  SessionIdentity,
+  SessionView,
+  StartRunRequest,
+} from "../../run-model/session-protocol";
 import type { Agent } from "../../agents";
 import { branchOf, messagesOf } from "../transcript/branch-messages";
 import { estimateTokens, toModelMessages, type TranscriptMessage } from "../transcript/compaction";
 import { summarizeOlderMessages } from "../transcript/compactor";
 import { compactedBranch } from "../transcript/model-history";
 import { planBranch } from "../transcript/branch-plan";
-import { renderRun, type Checkpoint, type Run, type RunRecord } from "../run/run-record";
+import { renderRun, type Checkpoint, type Run, type RunRecord } from "../../run-model/run-record";
 import { RunLifecycle } from "./run-lifecycle";
 import { deletingFailure, fail, OUTBOX_RETRY_MS, SessionCore, type Refusal } from "./session-core";
 import { summarizeSession } from "./session-summary";
@@ -24,11 +32,11 @@ import { checkToolResults } from "../run/tool-results-check";
  * hands the work to RunLifecycle (a run's moves, run-lifecycle.ts) or SessionCore (storage,
  * events and the mirror, session-core.ts).
  */
-export class SessionObject extends DurableObject<Env> {
+export class SessionObject extends DurableObject<SessionEnv> {
   private readonly core: SessionCore;
   private readonly life: RunLifecycle;
 
-  constructor(ctx: DurableObjectState, env: Env) {
+  constructor(ctx: DurableObjectState, env: SessionEnv) {
     super(ctx, env);
     this.core = new SessionCore(ctx, env);
     this.life = new RunLifecycle(this.core);

@@ -1,5 +1,5 @@
-import type { SessionView } from "./protocol";
-import { emptyMetrics, type RunMetrics } from "../run/run-record";
+import type { SessionView } from "../../run-model/session-protocol";
+import { emptyMetrics, type RunMetrics } from "../../run-model/run-record";
 import type { SessionStore } from "../store/session-store";
 
 /** Adds up the metrics of several runs (a session's totals). */

@@ -1,5 +1,5 @@
 import type { Block, Message, ToolCallBlock, Usage } from "../../core/messages";
-import type { Env } from "../../env";
+import type { SessionEnv } from "../session-env";
 import { loadMedia } from "../../media/load";
 import { createProvider } from "../../providers";
 import { promptCacheKey } from "../../providers/cache-key";
@@ -9,32 +9,30 @@ import { ProviderError, type CallSettings, type ModelResponse } from "../../prov
 import { settingsOf } from "../../agents/model-settings";
 import { executeTool, findTool, hasObjectArguments, strictArgumentsProblem, toolSpecs } from "../../tools";
 import { fitStepOutputs } from "../../tools/outcome";
-import type { EventData, RunEventType } from "../stream/events";
 import { textOf, toolCallsOf } from "../transcript/message-parts";
 import { retryDecision } from "./retry-policy";
-import { stoppedAnswer } from "./stop-reasons";
+import { stoppedAnswer } from "../../run-model/stop-reasons";
 import { finalOutcome, holdForRepair, outputSchemaOf, withRepair } from "./structured-output";
 import { branchOf, messagesOf } from "../transcript/branch-messages";
-import type { Compaction, CompactionStore } from "../transcript/compaction-store";
-import { compactBranch, compactedBranch, modelHistory } from "../transcript/model-history";
-import { isWaitingForRetry, type Checkpoint, type RequiredAction, type RunError, type RunRecord, type RunStatus } from "./run-record";
-import type { MirrorStatement, SessionStore, StoredMessage } from "../store/session-store";
+import { compactBranch, compactedBranch, modelHistory, type TranscriptHost } from "../transcript/model-history";
+import {
+  isWaitingForRetry,
+  type Checkpoint,
+  type RequiredAction,
+  type RunError,
+  type RunRecord,
+  type RunStatus,
+} from "../../run-model/run-record";
+import type { MirrorStatement, StoredMessage } from "../store/session-store";
 
 /** At most this many tool calls of one step run at once (a Worker may hold 6 connections). */
 const TOOL_CONCURRENCY = 4;
 
 /** What the loop needs from the Session object that drives it: its storage and events, and the run's moves (run-lifecycle.ts). */
-export interface LoopHost {
-  readonly env: Env;
-  readonly store: SessionStore;
+export interface LoopHost extends TranscriptHost {
+  readonly env: SessionEnv;
   readonly sessionId: string;
-  /** The tenant the session belongs to. */
-  tenant(): string;
-  emit<Type extends RunEventType>(run: RunRecord, type: Type, data: EventData<Type>): void;
-  /** Applies `change` and queues its mirror statements, in one storage transaction. */
-  commit(change: () => MirrorStatement[]): void;
   appendMessage(run: RunRecord, role: StoredMessage["role"], content: Block[]): MirrorStatement;
-  saveRun(run: RunRecord): MirrorStatement[];
   /** Ends the run: releases the turn, drains the mirror, then emits the terminal event. */
   finish(run: RunRecord, status: Exclude<RunStatus, "pending" | "running">, patch: Partial<RunRecord>): Promise<void>;
   /** Copies queued statements to D1 in the background. */
@@ -46,10 +44,6 @@ export interface LoopHost {
    * once the commit is done.
    */
   addCheckpoint(run: RunRecord, at: { after: Checkpoint["after"]; tool_call_id: string | null; tool_name: string | null }): void;
-  /** The session's compaction summaries. */
-  readonly compactions: CompactionStore;
-  /** Stores a compaction (inside a `commit`) and returns its mirror statement. */
-  saveCompaction(compaction: Compaction): MirrorStatement;
   /** Records a failed attempt and arms the retry alarm; the loop stops until it rings. */
   retryLater(run: RunRecord, failure: ProviderError, delayMs: number, step: number): void;
 }

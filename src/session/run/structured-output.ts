@@ -2,7 +2,7 @@ import type { ObjectJsonSchema } from "../../agents";
 import { checkOutput, describeErrors, type OutputError } from "../../agents/output-validation";
 import type { Block, Message } from "../../core/messages";
 import { textOf, toolCallsOf } from "../transcript/message-parts";
-import type { RunError, RunRecord } from "./run-record";
+import type { RunError, RunRecord } from "../../run-model/run-record";
 
 /**
  * Structured output (docs/structured-output.md). A final answer that misses the run's output

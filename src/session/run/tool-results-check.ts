@@ -1,6 +1,6 @@
 import type { FieldError } from "../../core/errors";
-import type { ToolResultInput } from "../object/protocol";
-import type { RequiredAction } from "./run-record";
+import type { ToolResultInput } from "../../run-model/session-protocol";
+import type { RequiredAction } from "../../run-model/run-record";
 
 /**
  * Checks a client's results against a paused run's required actions: each pending call

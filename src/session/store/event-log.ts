@@ -1,5 +1,5 @@
 import { isTerminal, type RunEvent } from "../stream/events";
-import type { SessionIdentity } from "../object/protocol";
+import type { SessionIdentity } from "../../run-model/session-protocol";
 import { eventOfRow, type EventRow, type SessionStore } from "./session-store";
 
 /** Events read per page (a replay, a JSON answer), from the object and from D1. */

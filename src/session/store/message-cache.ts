@@ -1,4 +1,4 @@
-import type { StoredMessage } from "./session-store";
+import type { StoredMessage } from "../../run-model/stored-message";
 
 /**
  * Characters of stored message JSON one object keeps parsed. Objects share their isolate's memory

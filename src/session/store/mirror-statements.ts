@@ -1,5 +1,5 @@
-import type { RunRecord } from "../run/run-record";
-import { splitRun } from "../run/run-inputs";
+import type { RunRecord } from "../../run-model/run-record";
+import { splitRun } from "../../run-model/run-inputs";
 import type { EventRow, MirrorStatement, StoredMessage } from "./session-store";
 
 /**

@@ -1,6 +1,6 @@
 import type { Block, Role } from "../../core/messages";
 import type { SessionStore } from "./session-store";
-import { parseRunRow, type RunRow } from "../run/run-inputs";
+import { parseRunRow, type RunRow } from "../../run-model/run-inputs";
 import { mirrorRunInputs } from "./mirror-statements";
 import { parseStored } from "../../core/json-depth";
 

@@ -1,16 +1,17 @@
-import type { Block, Message, Role } from "../../core/messages";
+import type { Block, Role } from "../../core/messages";
 import type { RunEvent, RunEventType } from "../stream/events";
-import { ACTIVE_STATUSES, type RunBase, type RunRecord, type RunStatus } from "../run/run-record";
-import { joinRunRow, parseRunRow, splitRun, type RunRow } from "../run/run-inputs";
-import { parseRunRecord } from "../run/run-record-schema";
+import { ACTIVE_STATUSES, type RunBase, type RunRecord, type RunStatus } from "../../run-model/run-record";
+import { joinRunRow, parseRunRow, splitRun, type RunRow } from "../../run-model/run-inputs";
+import { parseRunRecord } from "../../run-model/run-record-schema";
+import type { StoredMessage } from "../../run-model/stored-message";
 import { RunTextCache } from "./run-text-cache";
 import { parseStored } from "../../core/json-depth";
 import { MessageCache } from "./message-cache";
 
 /** One statement for the D1 mirror, kept in the outbox until D1 has it. */
-export type MirrorStatement = { sql: string; params: (string | number | null)[] };
+export type { StoredMessage };
 
-export type StoredMessage = Message & { index: number; run_id: string; created_at: string };
+export type MirrorStatement = { sql: string; params: (string | number | null)[] };
 
 export type LedgerEntry = { tool_call_id: string; run_id: string; output: string; is_error: boolean };
 

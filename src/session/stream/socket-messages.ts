@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { fieldsOf } from "../../core/errors";
-import type { SessionFailure } from "../object/protocol";
+import type { SessionFailure } from "../../run-model/session-protocol";
 
 /** The exact texts of docs/api.md's keep-alive: answered by the runtime, without waking the object. */
 export const PING = '{"type":"ping"}';

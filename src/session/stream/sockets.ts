@@ -2,7 +2,7 @@ import { errorMessage } from "../../core/errors";
 import { z } from "zod";
 import { log } from "../../core/log";
 import type { RunEvent } from "./events";
-import type { SessionIdentity } from "../object/protocol";
+import type { SessionIdentity } from "../../run-model/session-protocol";
 import { assertNever, errorFrame, parseClientMessage, PING, PONG, subscribedFrame } from "./socket-messages";
 
 /** Carry the caller's identity from the Worker to the object's `fetch` (only the Worker can reach it). */

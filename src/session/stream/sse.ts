@@ -1,9 +1,10 @@
-import type { RunEvent } from "./events";
+/** What an SSE frame carries: an event with its session seq (the frame id) and type (the frame event); a RunEvent is one. */
+export type SseEvent = { seq: number; type: string };
 
 const encoder = new TextEncoder();
 
 /** One SSE frame per event (docs/api.md): `id: <seq>`, `event: <type>`, the whole envelope as data. */
-export const sseFrame = (event: RunEvent) => encoder.encode(`id: ${event.seq}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`);
+export const sseFrame = (event: SseEvent) => encoder.encode(`id: ${event.seq}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`);
 
 const PING = encoder.encode(": ping\n\n");
 
@@ -13,7 +14,7 @@ export const HEARTBEAT_MS = 15_000;
 /** The writing end of an SSE byte stream. */
 export interface SseSink {
   readonly closed: boolean;
-  send(event: RunEvent): void;
+  send(event: SseEvent): void;
   close(): void;
   /** Runs once when the stream closes, whoever closed it (this side, or a reader that went away). */
   onClose(listener: () => void): void;

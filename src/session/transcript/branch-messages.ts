@@ -1,5 +1,5 @@
 import { sendableHistory } from "./message-parts";
-import type { RunBase, RunRecord } from "../run/run-record";
+import type { RunBase, RunRecord } from "../../run-model/run-record";
 import type { SessionStore, StoredMessage } from "../store/session-store";
 
 /** A run's history: what its ancestors pass on (`prefix`), then its own messages. */

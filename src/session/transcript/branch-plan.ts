@@ -1,8 +1,8 @@
 import type { Block } from "../../core/messages";
 import { branchOf, messagesOf } from "./branch-messages";
 import { textOf, toolCallsOf } from "./message-parts";
-import type { SessionFailure } from "../object/protocol";
-import type { Checkpoint, InputPart, RunBase, RunRecord } from "../run/run-record";
+import type { SessionFailure } from "../../run-model/session-protocol";
+import type { Checkpoint, InputPart, RunBase, RunRecord } from "../../run-model/run-record";
 import type { SessionStore } from "../store/session-store";
 
 /** Where a continuation starts: `"end"`, `"last_user"` or a checkpoint id (docs/api.md). */

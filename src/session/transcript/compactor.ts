@@ -6,7 +6,7 @@ import { createProvider } from "../../providers";
 import { classifyError } from "../../providers/errors";
 import { type ModelResponse, ProviderError } from "../../providers/types";
 import { sendableHistory } from "./message-parts";
-import { stoppedAnswer } from "../run/stop-reasons";
+import { stoppedAnswer } from "../../run-model/stop-reasons";
 import { estimateTokens, splitForCompaction, toModelMessages, type TranscriptMessage } from "./compaction";
 import type { Compaction } from "./compaction-store";
 

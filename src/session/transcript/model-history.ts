@@ -6,12 +6,27 @@ import { branchOf, messagesOf } from "./branch-messages";
 import { estimateTokens, toModelMessages, withCompaction, type TranscriptMessage } from "./compaction";
 import { summarizeOlderMessages } from "./compactor";
 import { sendableHistory } from "./message-parts";
-import type { LoopHost } from "../run/run-loop";
-import type { RunRecord } from "../run/run-record";
-import type { StoredMessage } from "../store/session-store";
+import type { RunRecord } from "../../run-model/run-record";
+import type { MirrorStatement, SessionStore, StoredMessage } from "../store/session-store";
+import type { EventData, RunEventType } from "../stream/events";
+import type { Compaction, CompactionStore } from "./compaction-store";
+
+/** What a run's history and its compaction need from the session object (the run loop's host is one). */
+export interface TranscriptHost {
+  readonly env: Parameters<typeof summarizeOlderMessages>[0];
+  readonly store: SessionStore;
+  readonly compactions: CompactionStore;
+  tenant(): string;
+  emit<Type extends RunEventType>(run: RunRecord, type: Type, data: EventData<Type>): void;
+  /** Applies `change` and queues its mirror statements, in one storage transaction. */
+  commit(change: () => MirrorStatement[]): void;
+  saveRun(run: RunRecord): MirrorStatement[];
+  /** Stores a compaction (inside a `commit`) and returns its mirror statement. */
+  saveCompaction(compaction: Compaction): MirrorStatement;
+}
 
 /** The run's branch as the API shows it: its latest compaction summary first. */
-export const compactedBranch = (host: Pick<LoopHost, "store" | "compactions">, run: RunRecord): TranscriptMessage[] =>
+export const compactedBranch = (host: Pick<TranscriptHost, "store" | "compactions">, run: RunRecord): TranscriptMessage[] =>
   withCompaction(messagesOf(branchOf(host.store, run)), host.compactions.all());
 
 /**
@@ -21,7 +36,7 @@ export const compactedBranch = (host: Pick<LoopHost, "store" | "compactions">, r
  * `trigger_tokens` first has the branch's older messages summarised (a failed summary call
  * throws, as the model call would).
  */
-export async function modelHistory(host: LoopHost, run: RunRecord, branch: StoredMessage[], signal: AbortSignal): Promise<Message[]> {
+export async function modelHistory(host: TranscriptHost, run: RunRecord, branch: StoredMessage[], signal: AbortSignal): Promise<Message[]> {
   // An earlier turn that a provider refused (its input, most likely) is not sent again.
   const refused = host.store.refusedRuns();
   // A branch of a refused run (its retry, a fork) goes on from it: those messages stay.
@@ -44,7 +59,7 @@ export async function modelHistory(host: LoopHost, run: RunRecord, branch: Store
  * Null when there is too little to summarise; throws a ProviderError when the summary call fails.
  */
 export async function compactBranch(
-  host: LoopHost,
+  host: TranscriptHost,
   run: RunRecord,
   history: TranscriptMessage[],
   signal?: AbortSignal,

@@ -1,7 +1,7 @@
-import type { Agent, ObjectJsonSchema } from "../../agents";
-import type { OutputError } from "../../agents/output-validation";
-import type { Block, MediaBlock } from "../../core/messages";
-import type { ErrorType } from "../../providers/types";
+import type { Agent, ObjectJsonSchema } from "../agents";
+import type { OutputError } from "../agents/output-validation";
+import type { Block, MediaBlock } from "../core/messages";
+import type { ErrorType } from "../providers/types";
 
 export type RunStatus = "pending" | "running" | "paused" | "completed" | "cancelled" | "error";
 

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { CLIENT_ID } from "../../core/ids";
+import { CLIENT_ID } from "../core/ids";
 
 /** The queue message of a background run: enough to find its session's object. */
 export const runMessageSchema = z.strictObject({

@@ -1,6 +1,6 @@
-import type { Env } from "../env";
-import type { Result, SessionFailure, SessionObject } from "../session";
-import { ApiError } from "./errors";
+import { ApiError } from "../core/errors";
+import type { Result, SessionFailure } from "../run-model/session-protocol";
+import type { SessionObject } from "./object/session-object";
 
 /**
  * The object's RPC methods as the Worker calls them. RPC stubs type results that hold
@@ -38,7 +38,7 @@ function isObjectReset(error: unknown): boolean {
  * turn is never sent twice.
  */
 export async function callSession<T>(
-  env: Env,
+  env: { SESSION: DurableObjectNamespace<SessionObject> },
   tenant: string,
   sessionId: string,
   call: (session: SessionApi) => Promise<T>,

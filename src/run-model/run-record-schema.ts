@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { parseStored } from "../../core/json-depth";
-import { log } from "../../core/log";
+import { parseStored } from "../core/json-depth";
+import { log } from "../core/log";
 import type { RunRecord } from "./run-record";
 
 const status = z.enum(["pending", "running", "paused", "completed", "cancelled", "error"]);

@@ -1,8 +1,8 @@
-import type { Agent, ObjectJsonSchema } from "../../agents";
-import type { ApiErrorType } from "../../core/errors";
-import type { Message } from "../../core/messages";
-import type { StoredMessage } from "../store/session-store";
-import type { InputPart, Run, RunCaller, RunMetrics } from "../run/run-record";
+import type { Agent, ObjectJsonSchema } from "../agents";
+import type { ApiErrorType } from "../core/errors";
+import type { Message } from "../core/messages";
+import type { StoredMessage } from "./stored-message";
+import type { InputPart, Run, RunCaller, RunMetrics } from "./run-record";
 
 /** Every call into a Session object says whose session it is (docs/architecture.md). */
 export type SessionIdentity = { tenant: string; session_id: string };

@@ -1,5 +1,5 @@
-import type { Block } from "../../core/messages";
-import type { ModelResponse } from "../../providers/types";
+import type { Block } from "../core/messages";
+import type { ModelResponse } from "../providers/types";
 import type { RunError } from "./run-record";
 
 /** A model answer that ends its run: the error it ends with, and what the transcript keeps of it. */
