@@ -1,3 +1,4 @@
+import { RESPONSES_INCLUDABLE } from "../providers/openai-limits";
 import { checkMedia, type MediaPart } from "./openai-media-rules";
 import { checkEffort, checkRanges, checkRequestFields, checkString, invalidValue, MAX_STRING, tooLong } from "./openai-field-rules";
 import { checkStrictSchema } from "./openai-strict-limits";
@@ -9,16 +10,6 @@ import { asArray, asString, isObject, type JsonObject } from "./values";
  * `include` values, tools and their names, strict schemas, call ids, string lengths, media.
  */
 
-const INCLUDABLE = [
-  "file_search_call.results",
-  "web_search_call.results",
-  "web_search_call.action.sources",
-  "message.input_image.image_url",
-  "computer_call_output.output.image_url",
-  "code_interpreter_call.outputs",
-  "reasoning.encrypted_content",
-  "message.output_text.logprobs",
-];
 const NAME_PATTERN = /^[a-zA-Z0-9_-]+$/;
 const MAX_TOOL_NAME = 128;
 const MAX_CALL_ID = 64;
@@ -37,7 +28,8 @@ export function checkResponsesFields(body: JsonObject, model: string): void {
     throw new InvalidRequest("The 'stream_options' parameter is only allowed when 'stream' is enabled.", "stream_options", "invalid_value");
   }
   asArray(body.include).forEach((value, index) => {
-    if (!INCLUDABLE.includes(String(value))) throw invalidValue(String(value), INCLUDABLE, `include[${index}]`);
+    if (!(RESPONSES_INCLUDABLE as readonly string[]).includes(String(value)))
+      throw invalidValue(String(value), RESPONSES_INCLUDABLE, `include[${index}]`);
   });
   checkEffort(isObject(body.reasoning) ? body.reasoning.effort : undefined, model, "reasoning.effort");
   asArray(body.tools).forEach(checkTool);

@@ -1,3 +1,4 @@
+import { STRICT_SCHEMA_LIMITS } from "../providers/openai-limits";
 import { InvalidRequest } from "./conversation";
 import { asArray, isObject, type JsonObject } from "./values";
 
@@ -9,12 +10,14 @@ import { asArray, isObject, type JsonObject } from "./values";
  * of one string enum of more than 250 values).
  */
 
-const MAX_DEPTH = 10;
-const MAX_PROPERTIES = 5000;
-const MAX_ENUM_VALUES = 1000;
-const MAX_STRING_CHARS = 120_000;
-const LARGE_ENUM = 250;
-const MAX_LARGE_ENUM_CHARS = 15_000;
+const {
+  depth: MAX_DEPTH,
+  properties: MAX_PROPERTIES,
+  enumValues: MAX_ENUM_VALUES,
+  chars: MAX_STRING_CHARS,
+  largeEnum: LARGE_ENUM,
+  largeEnumChars: MAX_LARGE_ENUM_CHARS,
+} = STRICT_SCHEMA_LIMITS;
 
 /** Where a schema was sent: `response_format 'output'` or `function 'glob'`, with its param and code. */
 export type SchemaPlace = { label: string; param: string; code: string };

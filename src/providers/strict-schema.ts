@@ -1,3 +1,4 @@
+import { STRICT_SCHEMA_LIMITS } from "./openai-limits";
 /**
  * OpenAI's strict structured outputs guarantee the schema, but only for a subset of JSON
  * Schema: every object closed (`additionalProperties: false`) with all of its properties
@@ -34,12 +35,14 @@ const KEYWORDS = new Set([
 
 const FORMATS = new Set(["date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6", "uuid"]);
 
-const MAX_DEPTH = 10;
-const MAX_PROPERTIES = 5000;
-const MAX_ENUM_VALUES = 1000;
-const MAX_STRING_CHARS = 120_000;
-const LARGE_ENUM = 250;
-const MAX_LARGE_ENUM_CHARS = 15_000;
+const {
+  depth: MAX_DEPTH,
+  properties: MAX_PROPERTIES,
+  enumValues: MAX_ENUM_VALUES,
+  chars: MAX_STRING_CHARS,
+  largeEnum: LARGE_ENUM,
+  largeEnumChars: MAX_LARGE_ENUM_CHARS,
+} = STRICT_SCHEMA_LIMITS;
 
 /** What is left of the whole schema's limits while it is walked. */
 type Budget = { properties: number; enums: number; chars: number };

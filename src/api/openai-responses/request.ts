@@ -1,3 +1,4 @@
+import { RESPONSES_INCLUDABLE } from "../../providers/openai-limits";
 import { z } from "@hono/zod-openapi";
 import { objectJsonSchema, REASONING_EFFORTS, TOOL_NAME } from "../../agents";
 import { CLIENT_ID } from "../../core/ids";
@@ -58,17 +59,6 @@ const reasoning = z.looseObject({
   generate_summary: z.enum(["auto", "concise", "detailed"]).nullable().optional(),
 });
 
-const INCLUDABLE = [
-  "file_search_call.results",
-  "web_search_call.results",
-  "web_search_call.action.sources",
-  "message.input_image.image_url",
-  "computer_call_output.output.image_url",
-  "code_interpreter_call.outputs",
-  "reasoning.encrypted_content",
-  "message.output_text.logprobs",
-] as const;
-
 const metadata = z.record(z.string().max(64), z.string().max(512)).refine((m) => Object.keys(m).length <= 16, "at most 16 keys");
 
 /**
@@ -102,7 +92,7 @@ export const createResponseBody = z
     stream: z.boolean().nullable().optional(),
     stream_options: z.looseObject({ include_obfuscation: z.boolean().nullable().optional() }).nullable().optional(),
     background: z.boolean().nullable().optional(),
-    include: z.array(z.enum(INCLUDABLE)).nullable().optional(),
+    include: z.array(z.enum(RESPONSES_INCLUDABLE)).nullable().optional(),
     service_tier: z.enum(["auto", "default", "flex", "scale", "priority", "fast", "ultrafast"]).nullable().optional(),
     top_logprobs: z.literal(0, "log probabilities are not served: Agentry's providers do not all return them").nullable().optional(),
     user: z.string().max(256).nullable().optional(),
