@@ -22,6 +22,10 @@ const DEPLOY_CONFIG = "wrangler.deploy.toml";
 /**
  * wrangler.toml with the database's id in its `[[d1_databases]]` entry: after its
  * `database_name`, or in place of an id it already has.
+ * @param {string} toml
+ * @param {string} name
+ * @param {string} id
+ * @returns {string}
  */
 export function withDatabaseId(toml, name, id) {
   const existing = /^database_id\s*=\s*"[^"]*"\s*$/m;
@@ -31,35 +35,41 @@ export function withDatabaseId(toml, name, id) {
   return toml.replace(named, (line) => `${line}\ndatabase_id = "${id}"`);
 }
 
-/** The resource names of wrangler.toml: only the few keys this script needs, read line by line. */
+/**
+ * The resource names of wrangler.toml: only the few keys this script needs, read line by line.
+ * @param {string} toml
+ * @returns {{ database: string, queues: string[], bucket: string }}
+ */
 export function resourcesOf(toml) {
+  /** @type {{ name: string, values: Record<string, string | undefined> }[]} */
   const sections = [];
+  /** @type {{ name: string, values: Record<string, string | undefined> } | null} */
   let current = null;
   for (const line of toml.split("\n")) {
     const header = /^\s*\[\[?([^\]]+)\]\]?\s*$/.exec(line);
-    if (header) {
+    if (header?.[1] !== undefined) {
       current = { name: header[1].trim(), values: {} };
       sections.push(current);
       continue;
     }
     const pair = /^\s*([A-Za-z_]+)\s*=\s*"([^"]*)"/.exec(line);
-    if (pair && current) current.values[pair[1]] = pair[2];
+    if (pair?.[1] !== undefined && current) current.values[pair[1]] = pair[2];
   }
+  /** @param {string} name */
   const all = (name) => sections.filter((section) => section.name === name).map((section) => section.values);
   const database = all("d1_databases").find((values) => values.binding === "DB");
+  /** @type {Set<string>} */
   const queues = new Set();
-  for (const values of all("queues.producers")) queues.add(values.queue);
+  for (const values of all("queues.producers")) if (values.queue !== undefined) queues.add(values.queue);
   for (const values of all("queues.consumers")) {
-    queues.add(values.queue);
+    if (values.queue !== undefined) queues.add(values.queue);
     if (values.dead_letter_queue) queues.add(values.dead_letter_queue);
   }
   const bucket = all("r2_buckets").find((values) => values.binding === "MEDIA");
   if (!database?.database_name || !bucket?.bucket_name || queues.size === 0)
     throw new Error("wrangler.toml lacks the DB database, the MEDIA bucket or the queues");
   // A dead-letter queue first: a consumer naming it needs it to exist.
-  const dlqs = all("queues.consumers")
-    .map((values) => values.dead_letter_queue)
-    .filter(Boolean);
+  const dlqs = all("queues.consumers").flatMap((values) => (values.dead_letter_queue ? [values.dead_letter_queue] : []));
   return {
     database: database.database_name,
     queues: [...dlqs, ...[...queues].filter((name) => !dlqs.includes(name))],
@@ -67,10 +77,12 @@ export function resourcesOf(toml) {
   };
 }
 
+/** @param {string[]} argv */
 function parseArgs(argv) {
+  /** @type {{ dryRun: boolean, location: string | undefined, jurisdiction: string | undefined }} */
   const options = { dryRun: false, location: undefined, jurisdiction: undefined };
   for (let i = 0; i < argv.length; i++) {
-    const [flag, inline] = argv[i].split("=", 2);
+    const [flag, inline] = (argv[i] ?? "").split("=", 2);
     const value = () => inline ?? argv[++i];
     if (flag === "--dry-run") options.dryRun = true;
     else if (flag === "--location") options.location = value();
@@ -80,7 +92,11 @@ function parseArgs(argv) {
   return options;
 }
 
-/** Runs wrangler (the one on PATH: npm puts node_modules/.bin there); `inherit` shows its output and prompts. */
+/**
+ * Runs wrangler (the one on PATH: npm puts node_modules/.bin there); `inherit` shows its output and prompts.
+ * @param {string[]} args
+ * @param {{ inherit?: boolean, allowFailure?: boolean }} [options]
+ */
 function wrangler(args, { inherit = false, allowFailure = false } = {}) {
   const result = spawnSync("wrangler", args, {
     cwd: root,
@@ -95,6 +111,7 @@ function wrangler(args, { inherit = false, allowFailure = false } = {}) {
   return result;
 }
 
+/** @param {string} line */
 const say = (line) => console.log(line);
 
 function main() {
@@ -130,6 +147,8 @@ function main() {
   wrangler(["whoami"], { inherit: false });
 
   // D1
+  /** @typedef {{ name: string, uuid: string }} D1Database What this script reads of `wrangler d1 list --json`. */
+  /** @returns {D1Database[]} */
   const listDatabases = () => JSON.parse(wrangler(["d1", "list", "--json"]).stdout);
   let database = listDatabases().find((db) => db.name === names.database);
   if (database) say(`D1 database "${names.database}": exists (${database.uuid})`);

@@ -11,18 +11,30 @@ import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import { startToolServer } from "../test/node/tool-server.ts";
 
+/** @import { ChildProcess } from "node:child_process" */
+/** @import { Server } from "node:http" */
+/** @import { Readable } from "node:stream" */
+/** @import { ReliabilityResults } from "./reliability-table.mjs" */
+
 const CRASHES = Number(process.env.RELIABILITY_CRASHES ?? 5);
 const PORT = process.env.RELIABILITY_CRASH_PORT ?? "8799";
 const BASE = `http://127.0.0.1:${PORT}`;
 const RESULTS = "docs/reliability-results.json";
 
-/** Serves a fetch handler on 127.0.0.1 (a random port), as the vitest global setup does. */
+/**
+ * Serves a fetch handler on 127.0.0.1 (a random port), as the vitest global setup does.
+ * @param {(request: Request) => Promise<Response>} handler
+ * @returns {Promise<Server>}
+ */
 function serveFetch(handler) {
   const server = createServer(async (req, res) => {
+    /** @type {Buffer[]} */
     const chunks = [];
     for await (const chunk of req) chunks.push(chunk);
-    const body = ["GET", "HEAD"].includes(req.method) ? undefined : Buffer.concat(chunks);
-    const response = await handler(new Request(`http://127.0.0.1${req.url}`, { method: req.method, headers: req.headers, body }));
+    const body = req.method === "GET" || req.method === "HEAD" ? undefined : Buffer.concat(chunks);
+    const headers = new Headers();
+    for (const [name, value] of Object.entries(req.headers)) if (value !== undefined) headers.append(name, String(value));
+    const response = await handler(new Request(`http://127.0.0.1${req.url}`, { method: req.method, headers, body }));
     res.writeHead(response.status, Object.fromEntries(response.headers));
     res.end(Buffer.from(await response.arrayBuffer()));
   });
@@ -31,6 +43,25 @@ function serveFetch(handler) {
 
 const adminToken = () => /^ADMIN_TOKEN=(.*)$/m.exec(readFileSync(".dev.vars", "utf8"))?.[1]?.trim();
 
+/**
+ * @typedef {object} ApiBody The fields this script reads of Agentry's JSON answers (each endpoint has some of them).
+ * @property {string} [id] the agent's id
+ * @property {string} [run_id]
+ * @property {string} [status] the run's status
+ * @property {string} [output]
+ * @property {{ role: string, seq: number, type: string }[]} [data] transcript rows, or events
+ */
+/**
+ * @typedef {object} ToolCall A call the tool server recorded.
+ * @property {{ name: string }} body
+ * @property {string} idempotency_key
+ */
+
+/**
+ * @param {string} path
+ * @param {{ method?: string, body?: unknown }} [init]
+ * @returns {Promise<{ status: number, body: ApiBody | null }>}
+ */
 async function api(path, init = {}) {
   const response = await fetch(`${BASE}${path}`, {
     method: init.method ?? (init.body ? "POST" : "GET"),
@@ -45,16 +76,20 @@ async function api(path, init = {}) {
  * Every line the runtime writes (wrangler's and the Worker's console), scanned for the local secrets of
  * .dev.vars as `npm start` uses them: a line holding one fails the run, as in the vitest suite's log scan.
  */
+/** @type {{ lines: number, workerLines: number, found: string[] }} */
 const runtimeLog = { lines: 0, workerLines: 0, found: [] };
 const devSecrets = () =>
-  [...readFileSync(".dev.vars", "utf8").matchAll(/^\s*[A-Z_]+\s*=\s*(.+?)\s*$/gm)].map((m) => m[1]).filter((v) => v.length >= 8);
+  [...readFileSync(".dev.vars", "utf8").matchAll(/^\s*[A-Z_]+\s*=\s*(.+?)\s*$/gm)].flatMap((m) =>
+    m[1] !== undefined && m[1].length >= 8 ? [m[1]] : [],
+  );
 
+/** @param {Readable} stream */
 function scanRuntimeOutput(stream) {
   let rest = "";
   stream.setEncoding("utf8");
-  stream.on("data", (chunk) => {
+  stream.on("data", (/** @type {string} */ chunk) => {
     const lines = (rest + chunk).split("\n");
-    rest = lines.pop();
+    rest = lines.pop() ?? "";
     const secrets = existsSync(".dev.vars") ? devSecrets() : [];
     for (const line of lines) {
       if (!line.trim()) continue;
@@ -81,25 +116,54 @@ async function startRuntime() {
     }
     await new Promise((r) => setTimeout(r, 500));
   }
-  process.kill(-child.pid, "SIGKILL");
+  killGroup(child);
   throw new Error("npm start did not answer within 120 s");
 }
 
-const kill = (child) => {
+/**
+ * SIGKILL to the child's whole process group (it was spawned detached: its pid is the group's id).
+ * @param {ChildProcess} child
+ */
+function killGroup(child) {
+  if (child.pid === undefined) throw new Error("npm start has no pid");
   process.kill(-child.pid, "SIGKILL");
-  return new Promise((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve() : child.once("exit", resolve)));
+}
+
+/** @param {ChildProcess} child */
+const kill = (child) => {
+  killGroup(child);
+  /** @type {Promise<void>} */
+  const exited = new Promise((resolve) =>
+    child.exitCode !== null || child.signalCode !== null ? resolve() : child.once("exit", () => resolve()),
+  );
+  return exited;
 };
 
+/**
+ * @param {unknown} condition
+ * @param {string} message
+ * @returns {asserts condition}
+ */
 function check(condition, message) {
   if (!condition) throw new Error(`crash run: ${message}`);
 }
 
+/**
+ * @param {string} toolUrl
+ * @param {string} bucket
+ * @returns {Promise<ToolCall[]>}
+ */
 async function calls(toolUrl, bucket, count = 0) {
   return (await fetch(`${toolUrl}/calls/${bucket}?count=${count}`)).json();
 }
 
+/**
+ * @param {string} toolUrl
+ * @param {number} round
+ */
 async function crashOnce(toolUrl, round) {
   const bucket = crypto.randomUUID();
+  /** @param {string} name @param {string} action */
   const webhook = (name, action) => ({
     type: "webhook",
     name,
@@ -113,7 +177,8 @@ async function crashOnce(toolUrl, round) {
     });
     check(agent.status === 201, `create agent: ${agent.status} ${JSON.stringify(agent.body)}`);
     const sessionId = `crash-${crypto.randomUUID()}`;
-    const started = await api(`/v1/agents/${agent.body.id}/runs`, {
+    const agentId = agent.body?.id;
+    const started = await api(`/v1/agents/${agentId}/runs`, {
       body: { input: "[[tool first {}]] [[tool second {}]] go", session_id: sessionId, background: true },
     });
     check(started.status === 202, `start run: ${started.status} ${JSON.stringify(started.body)}`);
@@ -121,32 +186,35 @@ async function crashOnce(toolUrl, round) {
     await kill(runtime);
     await fetch(`${toolUrl}/open/${bucket}`, { method: "POST" });
     runtime = await startRuntime();
-    const runId = started.body.run_id;
+    const runId = started.body?.run_id;
+    /** @type {ApiBody | null} */
     let run;
     const deadline = Date.now() + 90_000;
-    do run = (await api(`/v1/agents/${agent.body.id}/runs/${runId}?wait=20`)).body;
-    while (["pending", "running"].includes(run.status) && Date.now() < deadline);
-    check(run.status === "completed", `run ${runId} ended ${run.status}`);
+    do run = (await api(`/v1/agents/${agentId}/runs/${runId}?wait=20`)).body;
+    while ((run?.status === "pending" || run?.status === "running") && Date.now() < deadline);
+    check(run?.status === "completed", `run ${runId} ended ${run?.status}`);
     check(run.output === 'You said: go\nfirst returned: {"echo":{}}\nsecond returned: gate opened', `output ${JSON.stringify(run.output)}`);
-    const transcript = (await api(`/v1/sessions/${sessionId}/transcript`)).body.data;
+    const transcript = (await api(`/v1/sessions/${sessionId}/transcript`)).body?.data ?? [];
     check(
       JSON.stringify(transcript.map((m) => m.role)) === JSON.stringify(["user", "assistant", "tool", "assistant", "tool", "assistant"]),
       `transcript ${transcript.map((m) => m.role)}`,
     );
     const received = await calls(toolUrl, bucket);
+    /** @type {Map<string, Set<string>>} */
     const keys = new Map();
     for (const call of received) keys.set(call.body.name, new Set([...(keys.get(call.body.name) ?? []), call.idempotency_key]));
     check(
       [...keys.keys()].sort().join() === "first,second" && [...keys.values()].every((k) => k.size === 1),
       `tool calls by key ${JSON.stringify(received.map((c) => [c.body.name, c.idempotency_key]))}`,
     );
-    const events = (await api(`/v1/agents/${agent.body.id}/runs/${runId}/events`)).body.data;
+    const events = (await api(`/v1/agents/${agentId}/runs/${runId}/events`)).body?.data ?? [];
+    const firstSeq = events[0]?.seq ?? 0;
     check(
-      events.every((e, i) => e.seq === events[0].seq + i) && events.at(-1).type === "run_completed",
+      events.every((e, i) => e.seq === firstSeq + i) && events.at(-1)?.type === "run_completed",
       `event seqs ${events.map((e) => e.seq)}`,
     );
-    const next = await api(`/v1/agents/${agent.body.id}/runs`, { body: { input: "next turn", session_id: sessionId } });
-    check(next.status === 200 && next.body.status === "completed", `next turn: ${next.status}`);
+    const next = await api(`/v1/agents/${agentId}/runs`, { body: { input: "next turn", session_id: sessionId } });
+    check(next.status === 200 && next.body?.status === "completed", `next turn: ${next.status}`);
   } finally {
     await kill(runtime);
   }
@@ -156,9 +224,12 @@ async function crashOnce(toolUrl, round) {
 // (vitest reads .dev.vars too).
 const devVarsBefore = existsSync(".dev.vars");
 const toolServer = await startToolServer(serveFetch);
-const toolUrl = `http://127.0.0.1:${toolServer.address().port}`;
+const toolAddress = toolServer.address();
+if (toolAddress === null || typeof toolAddress === "string") throw new Error("the tool server has no port");
+const toolUrl = `http://127.0.0.1:${toolAddress.port}`;
 const started = Date.now();
 let survived = 0;
+/** @type {string | null} */
 let failure = null;
 try {
   for (let round = 0; round < CRASHES; round++) {
@@ -177,6 +248,7 @@ try {
   toolServer.close();
   if (!devVarsBefore) rmSync(".dev.vars", { force: true });
   if (existsSync(RESULTS)) {
+    /** @type {ReliabilityResults} */
     const results = JSON.parse(readFileSync(RESULTS, "utf8"));
     results.counts.faults ??= {};
     const faults = results.counts.faults;

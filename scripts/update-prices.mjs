@@ -5,9 +5,17 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { calcPrice } from "@pydantic/genai-prices";
 
+/** @import { ModelPrice, TieredPrices } from "@pydantic/genai-prices" */
+
+/** @type {{ version: string }} */
 const { version } = JSON.parse(readFileSync(new URL("../node_modules/@pydantic/genai-prices/package.json", import.meta.url), "utf8"));
 
-/** Each row: the provider and the ids (aliases) that share one model of the package. */
+/** @typedef {[provider: string, ids: string[]]} Row */
+
+/**
+ * Each row: the provider and the ids (aliases) that share one model of the package.
+ * @type {Row[]}
+ */
 const ROWS = [
   ["anthropic", ["claude-opus-5"]],
   ["anthropic", ["claude-opus-4-8"]],
@@ -56,29 +64,42 @@ const ROWS = [
 /** The package's keys for the four prices Agentry bills (`cache_write_mtok` is the 5-minute write). */
 const KEYS = { input: "input_mtok", output: "output_mtok", cache_read: "cache_read_mtok", cache_write: "cache_write_mtok" };
 
+/** @param {ModelPrice[string]} price */
 const base = (price) => (typeof price === "object" && price !== null ? price.base : price);
 
-/** The long-context tier: the package bills the whole request at `price` once input tokens exceed `start`. */
+/**
+ * The long-context tier: the package bills the whole request at `price` once input tokens exceed `start`.
+ * @param {ModelPrice} modelPrice
+ * @returns {Record<string, number | undefined> | null}
+ */
 function longContext(modelPrice) {
-  const tiered = Object.entries(KEYS).filter(([, key]) => typeof modelPrice[key] === "object" && modelPrice[key] !== null);
+  /** @type {[name: string, prices: TieredPrices][]} */
+  const tiered = [];
+  for (const [name, key] of Object.entries(KEYS)) {
+    const price = modelPrice[key];
+    if (typeof price === "object" && price !== null) tiered.push([name, price]);
+  }
   if (tiered.length === 0) return null;
-  const starts = new Set(tiered.flatMap(([, key]) => modelPrice[key].tiers.map((tier) => tier.start)));
-  if (starts.size !== 1 || tiered.some(([, key]) => modelPrice[key].tiers.length !== 1)) {
+  const starts = new Set(tiered.flatMap(([, prices]) => prices.tiers.map((tier) => tier.start)));
+  if (starts.size !== 1 || tiered.some(([, prices]) => prices.tiers.length !== 1)) {
     throw new Error(`unsupported tiers: ${JSON.stringify(modelPrice)}`);
   }
+  /** @type {Record<string, number | undefined>} */
   const tier = { above: [...starts][0] };
   for (const [name, key] of Object.entries(KEYS)) {
     const price = modelPrice[key];
-    if (price !== undefined) tier[name] = typeof price === "object" ? price.tiers[0].price : price;
+    if (price !== undefined) tier[name] = typeof price === "object" ? price.tiers[0]?.price : price;
   }
   return tier;
 }
 
+/** @param {Row} row */
 function rowOf([provider, ids]) {
   const found = ids.map((id) => calcPrice({ input_tokens: 1, output_tokens: 1 }, id, { providerId: provider }));
   const models = new Set(found.map((result) => result?.model.id ?? null));
-  if (models.has(null) || models.size !== 1) throw new Error(`${ids.join(", ")}: ${[...models].join(", ")}`);
-  const price = found[0].model_price;
+  const first = found[0];
+  if (models.has(null) || models.size !== 1 || !first) throw new Error(`${ids.join(", ")}: ${[...models].join(", ")}`);
+  const price = first.model_price;
   const values = Object.values(KEYS).map((key) => base(price[key]));
   const tier = longContext(price);
   const args = [`[${ids.map((id) => JSON.stringify(id)).join(", ")}]`, ...values.map((v) => (v === undefined ? "undefined" : String(v)))];

@@ -18,19 +18,24 @@ export const wranglerEnv = {
   X_LOCAL_OBSERVABILITY: process.env.X_LOCAL_OBSERVABILITY ?? "false",
 };
 
-/** A TCP port that was free a moment ago on 127.0.0.1. */
+/**
+ * A TCP port that was free a moment ago on 127.0.0.1.
+ * @returns {Promise<number>}
+ */
 export async function freePort() {
   const server = createServer();
-  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address();
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve(undefined)));
+  const address = server.address();
+  if (address === null || typeof address === "string") throw new Error("a listening TCP server has no port");
   await new Promise((resolve) => server.close(resolve));
-  return port;
+  return address.port;
 }
 
 /**
  * Applies the migrations to a local D1 under `dir`, then starts `wrangler dev` in its own process
  * group (so its CPU can be summed and it can be stopped as a whole) and waits for /v1/health.
  * With `inspectorPort`, workerd's V8 inspector listens there (profile.mjs takes CPU profiles through it).
+ * @param {{ dir: string, secrets: Record<string, string>, inspectorPort?: number | null }} options
  */
 export async function startAgentry({ dir, secrets, inspectorPort = null }) {
   const persist = join(dir, "state");
@@ -69,11 +74,14 @@ export async function startAgentry({ dir, secrets, inspectorPort = null }) {
   const child = spawn("wrangler", args, { env: wranglerEnv, detached: true, stdio: ["ignore", "pipe", "pipe"] });
   child.stdout.pipe(logFile);
   child.stderr.pipe(logFile);
+  /** @type {number | null} */
   let exited = null;
   child.on("exit", (code) => {
     exited = code ?? -1;
   });
   const origin = `http://127.0.0.1:${port}`;
+  const group = child.pid;
+  if (group === undefined) throw new Error(`wrangler dev did not start; see ${logPath}`);
   const deadline = now() + 120_000;
   for (;;) {
     if (exited !== null) throw new Error(`wrangler dev exited with ${exited}; see ${logPath}`);
@@ -86,14 +94,14 @@ export async function startAgentry({ dir, secrets, inspectorPort = null }) {
   }
   return {
     origin,
-    group: child.pid,
+    group,
     logPath,
     stop: async () => {
       if (exited !== null) return;
       const gone = new Promise((resolve) => child.once("exit", resolve));
-      process.kill(-child.pid, "SIGTERM");
+      process.kill(-group, "SIGTERM");
       await Promise.race([gone, sleep(5_000)]);
-      if (exited === null) process.kill(-child.pid, "SIGKILL");
+      if (exited === null) process.kill(-group, "SIGKILL");
     },
   };
 }
@@ -103,8 +111,10 @@ const TICKS_PER_SECOND = Number(spawnSync("getconf", ["CLK_TCK"], { encoding: "u
 /**
  * The live processes of a process group, from /proc: pid, command name and the fields of
  * `/proc/<pid>/stat` after "pid (comm) " (state ppid pgrp … utime stime …). Throws off Linux.
+ * @param {number} group
  */
 function groupProcesses(group) {
+  /** @type {{ pid: string, name: string, fields: string[] }[]} */
   const found = [];
   for (const pid of readdirSync("/proc").filter((name) => /^\d+$/.test(name))) {
     let stat;
@@ -123,6 +133,8 @@ function groupProcesses(group) {
 /**
  * CPU milliseconds (user + system) used so far by every live process of a process group, by
  * command name (`workerd`, `node` …), from /proc. Linux only; null elsewhere.
+ * @param {number} group
+ * @returns {Record<string, number> | null}
  */
 export function groupCpu(group) {
   let processes;
@@ -131,6 +143,7 @@ export function groupCpu(group) {
   } catch {
     return null;
   }
+  /** @type {Record<string, number>} */
   const byName = {};
   for (const { name, fields } of processes) {
     // fields: state ppid pgrp session tty_nr tpgid flags minflt cminflt majflt cmajflt utime stime.
@@ -140,9 +153,14 @@ export function groupCpu(group) {
   return byName;
 }
 
-/** The difference of two `groupCpu` readings, by name and in total. */
+/**
+ * The difference of two `groupCpu` readings, by name and in total.
+ * @param {Record<string, number> | null} before
+ * @param {Record<string, number> | null} after
+ */
 export function cpuDelta(before, after) {
   if (!before || !after) return null;
+  /** @type {Record<string, number>} */
   const byName = {};
   for (const name of new Set([...Object.keys(before), ...Object.keys(after)])) {
     byName[name] = (after[name] ?? 0) - (before[name] ?? 0);
@@ -150,8 +168,13 @@ export function cpuDelta(before, after) {
   return { total: Object.values(byName).reduce((a, b) => a + b, 0), byName };
 }
 
-/** TCP ports listening on 127.0.0.1 owned by a process of the group whose command is `name`, from /proc. */
+/**
+ * TCP ports listening on 127.0.0.1 owned by a process of the group whose command is `name`, from /proc.
+ * @param {number} group
+ * @param {string} name
+ */
 function listeningPorts(group, name) {
+  /** @type {Set<string | undefined>} */
   const inodes = new Set();
   for (const { pid } of groupProcesses(group).filter((p) => p.name === name)) {
     try {
@@ -163,11 +186,12 @@ function listeningPorts(group, name) {
       // gone since the listing
     }
   }
+  /** @type {number[]} */
   const ports = [];
   for (const line of readFileSync("/proc/net/tcp", "utf8").split("\n").slice(1)) {
     const f = line.trim().split(/\s+/);
     // local_address rem_address st … inode: 0100007F:PORT, state 0A = LISTEN.
-    if (f[3] === "0A" && f[1]?.startsWith("0100007F:") && inodes.has(f[9])) ports.push(parseInt(f[1].split(":")[1], 16));
+    if (f[3] === "0A" && f[1]?.startsWith("0100007F:") && inodes.has(f[9])) ports.push(parseInt(String(f[1].split(":")[1]), 16));
   }
   return ports;
 }
@@ -175,8 +199,12 @@ function listeningPorts(group, name) {
 /**
  * The times (ms) of `count` `GET /health` one after another at `origin`; null as soon as one
  * does not answer 200 with `expected` (any 200 body when it is undefined).
+ * @param {string} origin
+ * @param {number} count
+ * @param {string} [expected]
  */
 export async function healthTimes(origin, count, expected) {
+  /** @type {number[]} */
   const times = [];
   for (let i = 0; i < count; i += 1) {
     const startedAt = now();
@@ -193,9 +221,11 @@ export async function healthTimes(origin, count, expected) {
  * The Worker's own socket in workerd, behind wrangler dev's proxy (which serves `origin` and
  * hands each request to it through a Durable Object of its own): what a request costs without
  * the dev-only hop. Null when none answers /health like Agentry (not Linux, another wrangler).
+ * @param {{ origin: string, group: number }} agentry
  */
 export async function directOrigin(agentry) {
   const publicPort = Number(new URL(agentry.origin).port);
+  /** @type {number[]} */
   let ports = [];
   try {
     ports = listeningPorts(agentry.group, "workerd").filter((port) => port !== publicPort);
@@ -204,6 +234,7 @@ export async function directOrigin(agentry) {
   }
   const expected = await (await fetch(`${agentry.origin}/health`)).text();
   // workerd listens on several sockets (miniflare's entry, the Worker's own): the quickest that answers like Agentry.
+  /** @type {{ origin: string, time: number } | null} */
   let best = null;
   for (const port of ports) {
     const origin = `http://127.0.0.1:${port}`;

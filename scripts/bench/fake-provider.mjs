@@ -4,6 +4,16 @@
 import { now, sleep } from "./stats.mjs";
 
 /**
+ * @typedef {object} ProviderRequest A request the fake provider answered, on the bench's clock (`now()`).
+ * @property {number} arrivedAt
+ * @property {number | null} firstByteAt
+ * @property {number | null} firstTextAt
+ * @property {number | null} endedAt
+ * @property {number} status
+ * @property {number} bytes the request's content-length
+ */
+
+/**
  * Starts the fake provider on 127.0.0.1. `setLatency(ms)` sets the wait before each answer;
  * `mark()` and `since(mark)` give the requests recorded after a point.
  */
@@ -11,8 +21,10 @@ export async function startFakeProvider() {
   const { serveFetch } = await import("../../test/node/global-setup.ts");
   const { handleMockModel } = await import("../../src/mock-model/index.ts");
   let latencyMs = 0;
+  /** @type {ProviderRequest[]} */
   const log = [];
   const server = await serveFetch(async (request) => {
+    /** @type {ProviderRequest} */
     const entry = {
       arrivedAt: now(),
       firstByteAt: null,
@@ -50,13 +62,16 @@ export async function startFakeProvider() {
   // "connection error" of the harness, not of Agentry. Real providers keep idle connections longer.
   server.keepAliveTimeout = 120_000;
   server.headersTimeout = 121_000;
-  const { port } = server.address();
+  const address = server.address();
+  if (address === null || typeof address === "string") throw new Error("the fake provider has no port");
   return {
-    origin: `http://127.0.0.1:${port}`,
+    origin: `http://127.0.0.1:${address.port}`,
+    /** @param {number} ms */
     setLatency: (ms) => {
       latencyMs = ms;
     },
     mark: () => log.length,
+    /** @param {number} mark */
     since: (mark) => log.slice(mark),
     close: async () => {
       server.closeAllConnections();
@@ -68,12 +83,16 @@ export async function startFakeProvider() {
 /**
  * Splits one run's wall time by the provider's records: before the first model call arrived,
  * the gaps between one answer's last byte and the next call's arrival, after the last answer.
+ * (An answer not ended yet counts as ended at 0, as the arithmetic on its null would.)
+ * @param {number} startedAt
+ * @param {number} endedAt
+ * @param {ProviderRequest[]} requests
  */
 export function decompose(startedAt, endedAt, requests) {
   const first = requests[0];
   const last = requests.at(-1);
   if (!first || !last) return null;
   let gaps = 0;
-  for (let i = 1; i < requests.length; i += 1) gaps += requests[i].arrivedAt - requests[i - 1].endedAt;
-  return { before: first.arrivedAt - startedAt, gaps, after: endedAt - last.endedAt, calls: requests.length };
+  for (const [i, request] of requests.entries()) if (i > 0) gaps += request.arrivedAt - (requests[i - 1]?.endedAt ?? 0);
+  return { before: first.arrivedAt - startedAt, gaps, after: endedAt - (last.endedAt ?? 0), calls: requests.length };
 }

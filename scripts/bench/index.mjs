@@ -13,6 +13,9 @@ import { startStack } from "./stack.mjs";
 import { blast, busyDecision, concurrent, devProxyHop, interleaved, longSession, streaming, TOOL_STEPS } from "./measures.mjs";
 import { renderReport } from "./report.mjs";
 
+/** @import { BenchContext } from "./measures.mjs" */
+/** @import { BenchFigures, BenchReport, BenchRun } from "./report.mjs" */
+
 const { values: args } = parseArgs({
   options: { quick: { type: "boolean", default: false }, out: { type: "string", default: "BENCHMARKS.md" } },
 });
@@ -24,6 +27,7 @@ const load = () =>
   loadavg()
     .map((v) => v.toFixed(2))
     .join(" ");
+/** @param {string} what */
 const step = (what) => console.log(`[bench ${new Date().toISOString().slice(11, 19)}] ${what}`);
 const machine = {
   nproc: cpus().length,
@@ -35,7 +39,9 @@ const machine = {
   loadEnd: "",
 };
 const dir = mkdtempSync(join(tmpdir(), "agentry-bench-"));
-const ctx = { failures: [] };
+/** @type {string[]} */
+const failures = [];
+/** @type {BenchRun & Partial<BenchFigures>} */
 const report = {
   command: `npm run bench${args.quick ? " -- --quick" : ""}`,
   date: `${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC`,
@@ -44,10 +50,17 @@ const report = {
   steps: TOOL_STEPS,
   runs: plan.runs,
   warmup: plan.warmup,
-  failures: ctx.failures,
+  failures,
   notes: [],
 };
+/**
+ * Whether every figure the report shows was measured (the bundle is measured first).
+ * @param {BenchRun & Partial<BenchFigures>} r
+ * @returns {r is BenchReport}
+ */
+const complete = (r) => Boolean(r.bundle && r.series && r.busy && r.blast && r.concurrent && r.streaming && r.long);
 
+/** @type {Awaited<ReturnType<typeof startStack>> | null} */
 let stack = null;
 try {
   step(`machine: ${machine.nproc} cores, load ${machine.loadStart}; temporary state in ${dir}`);
@@ -55,7 +68,8 @@ try {
   report.bundle = bundleSize(join(dir, "dist"));
   stack = await startStack(dir, { onStep: step });
   const { provider, agentry, tenant, agentId } = stack;
-  Object.assign(ctx, { provider, agentry, tenant, agentId, bare: bareClient(provider.origin) });
+  /** @type {BenchContext} */
+  const ctx = { failures, provider, agentry, tenant, agentId, bare: bareClient(provider.origin) };
 
   report.series = [];
   for (const latency of [0, 20]) {
@@ -68,7 +82,7 @@ try {
   if (ctx.direct) {
     step(`the same, and GET /health, straight to the Worker's socket (${ctx.direct}) and through wrangler dev's proxy`);
     report.busyDirect = await busyDecision(ctx, plan.busy, tenant.at(ctx.direct));
-    report.hop = await devProxyHop(ctx, plan.busy);
+    report.hop = await devProxyHop({ ...ctx, direct: ctx.direct }, plan.busy);
   }
   step(`${plan.blasts} blasts of 100 turns on one session`);
   report.blast = await blast(ctx, plan.blasts, 100);
@@ -82,14 +96,14 @@ try {
   step(`one session, ${plan.turns} turns`);
   report.long = await longSession(ctx, plan.turns);
 } catch (error) {
-  ctx.failures.push(`the bench stopped: ${error instanceof Error ? error.message : String(error)}`);
+  failures.push(`the bench stopped: ${error instanceof Error ? error.message : String(error)}`);
   console.error(error);
 } finally {
   await stack?.stop();
 }
 
 machine.loadEnd = load();
-if (report.series && report.busy && report.blast && report.concurrent && report.streaming && report.long) {
+if (complete(report)) {
   if (args.quick) report.notes.push("--quick: 200 runs at once and turn 500 are skipped.");
   report.notes.push(
     "Agentry is called with a tenant key (authentication reads D1, as for any client) and every tool run is a new session.",
@@ -109,8 +123,8 @@ if (report.series && report.busy && report.blast && report.concurrent && report.
 } else {
   console.error(`The bench did not finish; wrangler's log and state are kept in ${dir}`);
 }
-if (ctx.failures.length > 0) {
-  console.error(`\n${ctx.failures.length} correctness failure(s):\n${ctx.failures.map((f) => `  - ${f}`).join("\n")}`);
+if (failures.length > 0) {
+  console.error(`\n${failures.length} correctness failure(s):\n${failures.map((f) => `  - ${f}`).join("\n")}`);
   process.exit(1);
 }
 process.exit(0);

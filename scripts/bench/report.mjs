@@ -1,16 +1,57 @@
 // The bench's table: printed to the terminal and written to BENCHMARKS.md.
 
+/** @import { blast, busyDecision, concurrent, devProxyHop, interleaved, longSession, streaming } from "./measures.mjs" */
+/** @import { bundleSize } from "./bundle-size.mjs" */
+
+/**
+ * @typedef {object} BenchRun What a bench run is, before any figure.
+ * @property {string} command
+ * @property {string} date
+ * @property {boolean} quick
+ * @property {{ nproc: number, cpu: string, os: string, node: string, wrangler: string | undefined, loadStart: string, loadEnd: string }} machine
+ * @property {number} steps tool steps per run
+ * @property {number} runs
+ * @property {number} warmup
+ * @property {string[]} failures
+ * @property {string[]} notes
+ */
+/**
+ * @typedef {object} BenchFigures What the bench measured (`busyDirect` and `hop` only when the Worker's own socket was found).
+ * @property {ReturnType<typeof bundleSize>} bundle
+ * @property {Awaited<ReturnType<typeof interleaved>>[]} series
+ * @property {Awaited<ReturnType<typeof busyDecision>>} busy
+ * @property {Awaited<ReturnType<typeof busyDecision>>} [busyDirect]
+ * @property {Awaited<ReturnType<typeof devProxyHop>>} [hop]
+ * @property {Awaited<ReturnType<typeof blast>>} blast
+ * @property {Awaited<ReturnType<typeof concurrent>>[]} concurrent
+ * @property {Awaited<ReturnType<typeof streaming>>} streaming
+ * @property {Awaited<ReturnType<typeof longSession>>} long
+ */
+/** @typedef {BenchRun & BenchFigures} BenchReport */
+
+/** @param {number | null | undefined} v */
 const ms = (v) => (v === null || v === undefined || Number.isNaN(v) ? "–" : `${v.toFixed(1)} ms`);
+/** @param {number | null | undefined} v */
 const x = (v) => (v === null || v === undefined || Number.isNaN(v) ? "–" : `×${v.toFixed(2)}`);
+/** @param {number} v */
 const kib = (v) => `${(v / 1024).toFixed(0)} KiB`;
+/** @param {number | null | undefined} value @param {number} limit */
 const met = (value, limit) => (value === null || value === undefined || Number.isNaN(value) ? "–" : value <= limit ? "yes" : "no");
 
-/** Markdown table rows from `[figure, ...cells]` arrays. */
+/**
+ * Markdown table rows from `[figure, ...cells]` arrays.
+ * @param {string[]} head
+ * @param {string[][]} rows
+ */
 const table = (head, rows) =>
   [`| ${head.join(" | ")} |`, `|${head.map(() => "---").join("|")}|`, ...rows.map((r) => `| ${r.join(" | ")} |`)].join("\n");
 
-/** The figures of a bench run as Markdown (the whole of BENCHMARKS.md). */
+/**
+ * The figures of a bench run as Markdown (the whole of BENCHMARKS.md).
+ * @param {BenchReport} r
+ */
 export function renderReport(r) {
+  /** @type {string[]} */
   const lines = [];
   lines.push("# Benchmarks", "");
   lines.push(
@@ -65,8 +106,10 @@ export function renderReport(r) {
     );
   }
   lines.push("## Sessions, concurrency, streaming, bundle", "");
+  /** @type {string[][]} */
   const rows = [];
-  const single = r.series.find((s) => s.latencyMs === 20)?.agentry.median;
+  // NaN without an L = 20 ms series, as the arithmetic on an undefined median would give.
+  const single = r.series.find((s) => s.latencyMs === 20)?.agentry.median ?? Number.NaN;
   rows.push([
     "second turn on a busy session → 409, p50 (p95)",
     `${ms(r.busy.p50)} (${ms(r.busy.p95)}), ${r.busy.samples} tries`,
@@ -103,12 +146,14 @@ export function renderReport(r) {
     ]);
   }
   const l = r.long;
-  const growth = (v, base = l.first) => (v === null ? "not measured" : `${ms(v)} (${x(v / base)})`);
+  // A null base divides as 0 would, as it did untyped.
+  /** @param {number | null} v */
+  const growth = (v, base = l.first) => (v === null ? "not measured" : `${ms(v)} (${x(v / (base ?? 0))})`);
   rows.push([
     "one session, 2 KB inputs, 50-word answers (L = 0): median of turns 1–10 / 91–100 / 491–500",
     `${ms(l.first)} / ${growth(l.at100)} / ${growth(l.at500)}`,
     "≤ ×1.5 at turn 500",
-    l.at500 === null ? "–" : met(l.at500 / l.first, 1.5),
+    l.at500 === null ? "–" : met(l.at500 / (l.first ?? 0), 1.5),
   ]);
   if (l.ownTime) {
     rows.push([
@@ -148,18 +193,23 @@ export function renderReport(r) {
   return lines.join("\n");
 }
 
-/** Why the targets this run did not meet are not met, from its own figures (docs/performance.md has the measurements behind it). */
+/**
+ * Why the targets this run did not meet are not met, from its own figures (docs/performance.md has the measurements behind it).
+ * @param {BenchReport} r
+ * @param {number} single the median tool run at L = 20 ms
+ */
 function unmetTargets(r, single) {
   const s20 = r.series.find((s) => s.latencyMs === 20);
   const a = s20?.agentry;
   const calls = r.steps + 1;
+  /** @type {string[]} */
   const out = ["## The targets not met: the measured reason, and what it would take", ""];
   const b = s20?.bare;
   if (a && b && (a.median / b.median > 1.1 || (a.median - b.median) / r.steps > 3 || a.before > 3 || a.after > 3 || a.gaps > 15)) {
     const cpu = a.runtimeCpuByName?.workerd ?? a.runtimeCpu;
     out.push(
       `- **Time around the model calls** (ratio, per step, before, gaps, after; L = 20 ms). It is CPU, on one thread: workerd (its two processes) used ${ms(cpu)} per run ` +
-        `(≈ ${ms(cpu / calls)} per model call), and a gap between two calls took ${ms(a.gaps / r.steps)}. A step commits its state to the ` +
+        `(≈ ${ms((cpu ?? 0) / calls)} per model call), and a gap between two calls took ${ms(a.gaps / r.steps)}. A step commits its state to the ` +
         "session object once (the answer, the tool call and its result, the checkpoint and their events; a run someone follows live " +
         "also commits the answer's first delta at once), and every event is stored before it is sent: the durability the bare loop " +
         "does not have. `perf` puts ≈ a fifth of workerd's CPU in SQLite and its commits, ≈ a third in workerd itself (event loop, " +
@@ -192,8 +242,9 @@ function unmetTargets(r, single) {
     );
   }
   const l = r.long;
-  if (l.at500 !== null && l.at500 / l.first > 1.5) {
+  if (l.at500 !== null && l.at500 / (l.first ?? 0) > 1.5) {
     const bytes = l.requestBytes;
+    /** @param {number | null | undefined} v */
     const kb = (v) => (v ? `${(v / 1024).toFixed(0)} KB` : "?");
     out.push(
       `- **Turn 500 within ×1.5 of turn 1.** Every model call carries the whole session: the request was ${kb(bytes?.first)} at turns 1–10 ` +

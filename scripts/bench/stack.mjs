@@ -5,17 +5,23 @@ import { createAgent, createTenant } from "./agentry-client.mjs";
 import { startAgentry } from "./agentry-server.mjs";
 import { startFakeProvider } from "./fake-provider.mjs";
 
-/** Starts the stack under `dir`; `stop()` ends both servers (it is safe to call after a failed start). */
+/**
+ * Starts the stack under `dir`; `stop()` ends both servers (it is safe to call after a failed start).
+ * @param {string} dir
+ * @param {{ inspectorPort?: number | null, onStep?: (what: string) => void }} [options]
+ */
 export async function startStack(dir, { inspectorPort = null, onStep = () => {} } = {}) {
   const adminToken = `bench-admin-${randomBytes(8).toString("hex")}`;
-  const stack = { adminToken, provider: null, agentry: null, tenant: null, agentId: null };
-  stack.stop = async () => {
-    await stack.agentry?.stop();
-    await stack.provider?.close();
+  /** @type {{ provider: Awaited<ReturnType<typeof startFakeProvider>> | null, agentry: Awaited<ReturnType<typeof startAgentry>> | null }} */
+  const servers = { provider: null, agentry: null };
+  const stop = async () => {
+    await servers.agentry?.stop();
+    await servers.provider?.close();
   };
-  stack.provider = await startFakeProvider();
-  onStep(`fake provider on ${stack.provider.origin}; starting wrangler dev`);
-  stack.agentry = await startAgentry({
+  const provider = await startFakeProvider();
+  servers.provider = provider;
+  onStep(`fake provider on ${provider.origin}; starting wrangler dev`);
+  const agentry = await startAgentry({
     dir,
     inspectorPort,
     secrets: {
@@ -23,11 +29,12 @@ export async function startStack(dir, { inspectorPort = null, onStep = () => {} 
       WEBHOOK_SECRET: randomBytes(16).toString("hex"),
       CREDENTIALS_KEY: randomBytes(32).toString("base64"),
       ANTHROPIC_API_KEY: "sk-ant-bench-operator-key",
-      ALLOWED_BASE_URLS: stack.provider.origin,
+      ALLOWED_BASE_URLS: provider.origin,
     },
   });
-  onStep(`Agentry on ${stack.agentry.origin} (log: ${stack.agentry.logPath})`);
-  stack.tenant = await createTenant(stack.agentry.origin, adminToken, "bench");
-  stack.agentId = await createAgent(stack.tenant, stack.provider.origin);
-  return stack;
+  servers.agentry = agentry;
+  onStep(`Agentry on ${agentry.origin} (log: ${agentry.logPath})`);
+  const tenant = await createTenant(agentry.origin, adminToken, "bench");
+  const agentId = await createAgent(tenant, provider.origin);
+  return { adminToken, provider, agentry, tenant, agentId, stop };
 }

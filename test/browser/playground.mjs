@@ -17,7 +17,13 @@ if (!existsSync(CHROMIUM)) {
 }
 const { chromium } = await import("playwright-core");
 
-/** A port nobody listens on right now. */
+/** @import { ChildProcess } from "node:child_process" */
+/** @import { Browser, Page } from "playwright-core" */
+
+/**
+ * A port nobody listens on right now.
+ * @returns {Promise<number>}
+ */
 function freePort() {
   return new Promise((resolve, reject) => {
     const server = createServer();
@@ -29,7 +35,13 @@ function freePort() {
   });
 }
 
-/** Polls `check` until it returns a truthy value or `ms` pass. */
+/**
+ * Polls `check` until it returns a truthy value or `ms` pass.
+ * @template T
+ * @param {() => Promise<T>} check
+ * @param {number} ms
+ * @param {string} what
+ */
 async function until(check, ms, what) {
   const deadline = Date.now() + ms;
   for (;;) {
@@ -40,7 +52,17 @@ async function until(check, ms, what) {
   }
 }
 
-let server, browser, page, base, toolSession;
+/** @type {ChildProcess | undefined} */
+let server;
+/** @type {Browser | undefined} */
+let browser;
+/** @type {Page} */
+let page;
+/** @type {string} */
+let base;
+/** @type {string} */
+let toolSession;
+/** @type {string[]} */
 const failedResponses = [];
 
 before(async () => {
@@ -48,19 +70,20 @@ before(async () => {
   const port = await freePort();
   base = `http://127.0.0.1:${port}`;
   // Its own process group, so that ending it ends wrangler and workerd too.
-  server = spawn(process.execPath, ["scripts/start.mjs"], {
+  const child = spawn(process.execPath, ["scripts/start.mjs"], {
     env: { ...process.env, PORT: String(port) },
     stdio: ["ignore", "pipe", "pipe"],
     detached: true,
   });
+  server = child;
   let serverLog = "";
-  server.stdout.on("data", (chunk) => (serverLog += chunk));
-  server.stderr.on("data", (chunk) => (serverLog += chunk));
+  child.stdout.on("data", (chunk) => (serverLog += chunk));
+  child.stderr.on("data", (chunk) => (serverLog += chunk));
   await until(async () => (await fetch(`${base}/`)).ok, 90_000, "npm start to answer").catch((error) => {
     console.error(serverLog);
     throw error;
   });
-  browser = await chromium.launch({
+  const launched = await chromium.launch({
     executablePath: CHROMIUM,
     // Without the background-networking flags Chromium keeps trying to reach Google's hosts, which a closed network refuses.
     args: [
@@ -73,7 +96,8 @@ before(async () => {
       "--disable-sync",
     ],
   });
-  page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
+  browser = launched;
+  page = await launched.newPage({ viewport: { width: 1200, height: 900 } });
   page.on("response", (response) => {
     if (response.status() >= 400) failedResponses.push(`${response.status()} ${response.url()}`);
   });
@@ -94,12 +118,22 @@ after(async () => {
 const adminToken = () =>
   readFileSync(".dev.vars", "utf8")
     .match(/^\s*ADMIN_TOKEN\s*=\s*(.+)$/m)?.[1]
-    .trim();
+    ?.trim();
+/** @param {string} name */
 const shot = (name) => page.screenshot({ path: `${ARTIFACTS}/${name}.png`, fullPage: true });
 const status = () => page.locator("#status");
 const output = () => page.locator("#output");
 
-/** Types a message into the console and sends it. */
+/** In the page: whether the agent picker (a <select>) shows the playground's mock agent. */
+const agentIsPlayground = () => {
+  const agent = document.querySelector("#agent");
+  return agent instanceof HTMLSelectElement && agent.value === "playground";
+};
+
+/**
+ * Types a message into the console and sends it.
+ * @param {string} text
+ */
 async function send(text) {
   await page.fill("#input", text);
   await page.click("#send");
@@ -114,12 +148,14 @@ async function newSession() {
 test("the page loads with a token hint, and the mock agent is created once and reused", async () => {
   await page.goto(`${base}/`);
   await page.locator("#token-hint", { hasText: ".dev.vars" }).waitFor();
-  await page.fill("#token", adminToken());
+  const token = adminToken();
+  assert.ok(token, ".dev.vars has an ADMIN_TOKEN");
+  await page.fill("#token", token);
   await page.locator("#token").press("Tab");
   await page.click("#mock");
-  await page.waitForFunction(() => document.querySelector("#agent").value === "playground");
+  await page.waitForFunction(agentIsPlayground);
   await page.click("#mock");
-  await page.waitForFunction(() => document.querySelector("#agent").value === "playground");
+  await page.waitForFunction(agentIsPlayground);
   const playgroundAgents = await page.locator("#agent option[value='playground']").count();
   assert.equal(playgroundAgents, 1);
   assert.equal(await page.locator("#send").isDisabled(), false);
@@ -130,13 +166,13 @@ test("a turn streams its answer, with the tool call, its checkpoint, tokens and 
   await newSession();
   await send("Hello there [[tool current_time {}]]");
   await status().filter({ hasText: "completed" }).waitFor();
-  const text = await output().textContent();
+  const text = (await output().textContent()) ?? "";
   assert.match(text, /^You said: Hello there\ncurrent_time returned: \{"utc":"\d{4}-/);
   await page.locator("#activity .tool", { hasText: "→ current_time" }).waitFor();
   await page.locator("#activity .tool", { hasText: "← current_time returned" }).waitFor();
   assert.ok((await page.locator("#activity .fork").count()) >= 1);
   assert.match(
-    await page.locator("#metrics").textContent(),
+    (await page.locator("#metrics").textContent()) ?? "",
     /tokens in [1-9]\d* · out [1-9]\d* · cost unknown \(no price for this model\) · tool calls 1 · retries 0/,
   );
   await page.locator("#transcript .message.user", { hasText: "Hello there" }).waitFor();
@@ -151,7 +187,7 @@ test("forking from the tool call's checkpoint answers a new question from that s
   await firstCheckpoint.click();
   await status().filter({ hasText: "completed" }).waitFor();
   // From the checkpoint after current_time's result, with no new input, the same answer is built again.
-  assert.match(await output().textContent(), /^You said: Hello there\ncurrent_time returned: /);
+  assert.match((await output().textContent()) ?? "", /^You said: Hello there\ncurrent_time returned: /);
   await page.locator("#activity", { hasText: "continued from ckpt_" }).waitFor();
   await page.locator("#transcript .message.assistant", { hasText: "current_time returned" }).waitFor();
   await shot("03-forked");
@@ -174,7 +210,7 @@ test("a failed model call shows its retry, and the retried answer", async () => 
   await status().filter({ hasText: "completed" }).waitFor();
   assert.equal(await output().textContent(), "You said: Try again");
   await page.locator("#activity .retry", { hasText: "attempt 1 of step 1 failed (overloaded" }).waitFor();
-  assert.match(await page.locator("#metrics").textContent(), /retries 1$/);
+  assert.match((await page.locator("#metrics").textContent()) ?? "", /retries 1$/);
 });
 
 test("a slow turn is cancelled from the console", async () => {
@@ -211,7 +247,7 @@ test("picking an earlier session shows its transcript", async () => {
 test("no request of the page failed (no /favicon.ico 404)", async () => {
   const icon = await fetch(`${base}/favicon.ico`);
   assert.equal(icon.status, 200);
-  assert.match(icon.headers.get("content-type"), /icon/);
+  assert.match(icon.headers.get("content-type") ?? "", /icon/);
   // API calls are the console's business (the mock agent's first lookup is a 404 by design); the page's own files must all load.
   assert.deepEqual(
     failedResponses.filter((line) => !line.includes("/v1/")),

@@ -1,4 +1,4 @@
-export {};
+import "vitest";
 
 declare module "vitest" {
   export interface ProvidedContext {

@@ -8,9 +8,14 @@ import { dirname, join } from "node:path";
 import { test } from "node:test";
 import { fileURLToPath } from "node:url";
 
+/** @import { FakeWranglerState } from "./fake-wrangler.mjs" */
+
 const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 
-/** A project folder (wrangler.toml copied) and a bin folder whose `wrangler` is the fake, with `state` as the account. */
+/**
+ * A project folder (wrangler.toml copied) and a bin folder whose `wrangler` is the fake, with `state` as the account.
+ * @param {Partial<FakeWranglerState>} [account]
+ */
 function setUp(account) {
   const dir = mkdtempSync(join(tmpdir(), "agentry-deploy-"));
   copyFileSync(join(root, "wrangler.toml"), join(dir, "wrangler.toml"));
@@ -26,17 +31,21 @@ function setUp(account) {
     stateFile,
     JSON.stringify({ loggedIn: true, databases: [], queues: [], buckets: [], migratedIds: [], deployed: 0, calls: [], ...account }),
   );
+  /** @param {string[]} args */
   const deploy = (...args) => {
     const result = spawnSync(process.execPath, [join(root, "scripts", "deploy.mjs"), ...args], {
       cwd: dir,
       encoding: "utf8",
       env: { ...process.env, PATH: `${bin}:${process.env.PATH}`, FAKE_WRANGLER_STATE: stateFile },
     });
-    return { ...result, state: JSON.parse(readFileSync(stateFile, "utf8")) };
+    /** @type {FakeWranglerState} */
+    const state = JSON.parse(readFileSync(stateFile, "utf8"));
+    return { ...result, state };
   };
   return { dir, deploy };
 }
 
+/** @param {string[][]} calls */
 const creates = (calls) => calls.filter((call) => call.includes("create")).map((call) => call.join(" "));
 
 test("a first deploy creates the database, both queues (dead-letter first) and the bucket, migrates and deploys", () => {
