@@ -457,7 +457,7 @@ export interface components {
                  * @example invalid_request
                  * @enum {string}
                  */
-                type: "invalid_request" | "unauthorized" | "forbidden" | "not_found" | "already_exists" | "session_busy" | "run_not_continuable" | "idempotency_conflict" | "credential_in_use" | "payload_too_large" | "rate_limited" | "provider_error" | "internal";
+                type: "invalid_request" | "unauthorized" | "forbidden" | "not_found" | "already_exists" | "session_busy" | "queue_full" | "run_not_continuable" | "idempotency_conflict" | "credential_in_use" | "payload_too_large" | "rate_limited" | "provider_error" | "internal";
                 message: string;
                 details: {
                     [key: string]: unknown;
@@ -711,6 +711,12 @@ export interface components {
                 keep_last_messages?: number;
             } | null;
             /**
+             * @description What a turn on a session whose run is active does when the turn does not say: `reject` (409 session_busy) or `enqueue` (queued behind it); see docs/runs.md
+             * @default reject
+             * @enum {string}
+             */
+            on_busy?: "reject" | "enqueue" | "interrupt" | "rollback" | "steer";
+            /**
              * @description Store every event of the agent's runs (replay, resume); false: events are only relayed live and nothing is stored
              * @default true
              */
@@ -880,6 +886,11 @@ export interface components {
                 /** @default 8 */
                 keep_last_messages?: number;
             } | null;
+            /**
+             * @description What a turn on a session whose run is active does when the turn does not say: `reject` (409 session_busy) or `enqueue` (queued behind it); see docs/runs.md. Optional; default "reject".
+             * @enum {string}
+             */
+            on_busy?: "reject" | "enqueue" | "interrupt" | "rollback" | "steer";
             /** @description Store every event of the agent's runs (replay, resume); false: events are only relayed live and nothing is stored. Optional; default true. */
             store_events?: boolean;
             /** @description Free-form; `http_get_allow` lists the hosts the builtin `http_get` tool may fetch. Optional; default {}. */
@@ -1040,6 +1051,11 @@ export interface components {
                 /** @default 8 */
                 keep_last_messages?: number;
             } | null;
+            /**
+             * @description What a turn on a session whose run is active does when the turn does not say: `reject` (409 session_busy) or `enqueue` (queued behind it); see docs/runs.md
+             * @enum {string}
+             */
+            on_busy?: "reject" | "enqueue" | "interrupt" | "rollback" | "steer";
             /** @description Store every event of the agent's runs (replay, resume); false: events are only relayed live and nothing is stored */
             store_events?: boolean;
             /** @description Free-form; `http_get_allow` lists the hosts the builtin `http_get` tool may fetch */
@@ -1079,7 +1095,7 @@ export interface components {
             agent_id: string;
             session_id: string;
             /** @enum {string} */
-            status: "pending" | "running" | "paused" | "completed" | "cancelled" | "error";
+            status: "queued" | "pending" | "running" | "paused" | "completed" | "cancelled" | "error";
             input: {
                 [key: string]: unknown;
             }[];
@@ -1150,8 +1166,25 @@ export interface components {
          *       }
          *     }
          */
-        Event: components["schemas"]["RunStartedEvent"] | components["schemas"]["ModelRequestStartedEvent"] | components["schemas"]["ContentDeltaEvent"] | components["schemas"]["ReasoningDeltaEvent"] | components["schemas"]["ToolCallStartedEvent"] | components["schemas"]["ToolCallCompletedEvent"] | components["schemas"]["ToolCallErrorEvent"] | components["schemas"]["CheckpointEvent"] | components["schemas"]["RetryEvent"] | components["schemas"]["CompactionEvent"] | components["schemas"]["ModelRequestCompletedEvent"] | components["schemas"]["OutputRepairEvent"] | components["schemas"]["RunContinuedEvent"] | components["schemas"]["RunPausedEvent"] | components["schemas"]["RunCompletedEvent"] | components["schemas"]["RunErrorEvent"] | components["schemas"]["RunCancelledEvent"];
-        /** @description A run began (once per run, its log's first event). */
+        Event: components["schemas"]["RunQueuedEvent"] | components["schemas"]["RunStartedEvent"] | components["schemas"]["ModelRequestStartedEvent"] | components["schemas"]["ContentDeltaEvent"] | components["schemas"]["ReasoningDeltaEvent"] | components["schemas"]["ToolCallStartedEvent"] | components["schemas"]["ToolCallCompletedEvent"] | components["schemas"]["ToolCallErrorEvent"] | components["schemas"]["CheckpointEvent"] | components["schemas"]["RetryEvent"] | components["schemas"]["CompactionEvent"] | components["schemas"]["ModelRequestCompletedEvent"] | components["schemas"]["OutputRepairEvent"] | components["schemas"]["RunContinuedEvent"] | components["schemas"]["RunPausedEvent"] | components["schemas"]["RunCompletedEvent"] | components["schemas"]["RunErrorEvent"] | components["schemas"]["RunCancelledEvent"];
+        /** @description The run waits behind the session's turn (`on_busy: "enqueue"`); `position` 1 is first in line. Its `run_started` follows when it starts. */
+        RunQueuedEvent: {
+            /** @description The session's event sequence number (the SSE `id:`); resume after it */
+            seq: number;
+            run_id: string;
+            session_id: string;
+            /** @description ISO 8601 time the event was emitted */
+            created_at: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "run_queued";
+            data: {
+                position: number;
+            };
+        };
+        /** @description A run began (once per run, its log's first event but for a queued run's `run_queued`). */
         RunStartedEvent: {
             /** @description The session's event sequence number (the SSE `id:`); resume after it */
             seq: number;
@@ -1535,6 +1568,11 @@ export interface components {
             metadata?: {
                 [key: string]: unknown;
             };
+            /**
+             * @description When the session has an active run: `reject` (409 session_busy) or `enqueue` (a `queued` run that starts when the session is free); absent: the agent's `on_busy` (docs/runs.md)
+             * @enum {string}
+             */
+            on_busy?: "reject" | "enqueue" | "interrupt" | "rollback" | "steer";
             /** @description Added after the agent's instructions, for this run only */
             instructions?: string | null;
             /** @description The output token limit of each model call of this run */
@@ -1653,6 +1691,8 @@ export interface components {
             id: string;
             agent_id: string;
             active_run_id: string | null;
+            /** @description Runs waiting for the session's turn (`on_busy: "enqueue"`), first in line first */
+            queued_run_ids: string[];
             head_run_id: string | null;
             run_count: number;
             metrics: components["schemas"]["Metrics"];
@@ -3058,7 +3098,7 @@ export interface operations {
                         run_id: string;
                         session_id: string;
                         /** @enum {string} */
-                        status: "pending" | "running" | "paused" | "completed" | "cancelled" | "error";
+                        status: "queued" | "pending" | "running" | "paused" | "completed" | "cancelled" | "error";
                     };
                 };
             };

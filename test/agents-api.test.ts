@@ -62,6 +62,7 @@ describe("POST /v1/agents", () => {
       max_cost_usd: null,
       prices: null,
       compaction: null,
+      on_busy: "reject",
       store_events: true,
       metadata: {},
       version: 1,

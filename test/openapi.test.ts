@@ -70,6 +70,7 @@ describe("GET /openapi.json", () => {
       "max_output_tokens",
       "max_tool_calls",
       "metadata",
+      "on_busy",
       "output_schema",
       "parallel_tool_calls",
       "prompt_cache_key",
@@ -180,7 +181,7 @@ describe("GET /openapi.json for client generators", () => {
       expect.arrayContaining(["invalid_request", "session_busy", "payload_too_large", "internal"]),
     );
     const accepted = createRun?.responses["202"]?.content?.["application/json"]?.schema as { properties: { status: { enum: string[] } } };
-    expect(accepted.properties.status.enum).toEqual(["pending", "running", "paused", "completed", "cancelled", "error"]);
+    expect(accepted.properties.status.enum).toEqual(["queued", "pending", "running", "paused", "completed", "cancelled", "error"]);
   });
 });
 

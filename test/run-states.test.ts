@@ -10,7 +10,8 @@ import { runTurn, type Run } from "./support/runs";
 describe("a run's state table", () => {
   it("allows exactly the documented moves", () => {
     expect(RUN_TRANSITIONS).toEqual({
-      new: ["pending", "running"],
+      new: ["queued", "pending", "running"],
+      queued: ["running", "cancelled"],
       pending: ["running", "cancelled", "error"],
       running: ["paused", "completed", "error", "cancelled"],
       paused: ["running", "cancelled"],

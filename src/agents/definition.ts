@@ -4,6 +4,16 @@ import { objectJsonSchema } from "./json-schema";
 import { modelSettingDefaults, modelSettingFields } from "./model-settings";
 import { toolsSchema } from "./tools";
 
+/**
+ * What a turn on a busy session does (docs/runs.md, Busy sessions): the request's `on_busy`,
+ * else the agent's. `interrupt`, `rollback` and `steer` are in the contract (docs/api.md) but
+ * not built yet: refused with a 400 naming the field.
+ */
+export const ON_BUSY = ["reject", "enqueue", "interrupt", "rollback", "steer"] as const;
+export type OnBusy = (typeof ON_BUSY)[number];
+/** The strategies built so far. */
+export const AVAILABLE_ON_BUSY: readonly OnBusy[] = ["reject", "enqueue"];
+
 /** The providers an agent may name; `mock` is `anthropic` against the offline model. */
 export const PROVIDERS = ["anthropic", "openai", "openai-chat", "mock"] as const;
 /** An agent's `provider`. */
@@ -85,6 +95,11 @@ const fields = {
   compaction: compactionSchema
     .nullable()
     .describe("Summarise a branch's older messages before a model call whose request passes `trigger_tokens`; null: never"),
+  on_busy: z
+    .enum(ON_BUSY)
+    .describe(
+      "What a turn on a session whose run is active does when the turn does not say: `reject` (409 session_busy) or `enqueue` (queued behind it); see docs/runs.md",
+    ),
   store_events: z
     .boolean()
     .describe("Store every event of the agent's runs (replay, resume); false: events are only relayed live and nothing is stored"),
@@ -109,6 +124,7 @@ const definitionShape = {
   max_cost_usd: fields.max_cost_usd.default(null),
   prices: fields.prices.default(null),
   compaction: fields.compaction.default(null),
+  on_busy: fields.on_busy.default("reject"),
   store_events: fields.store_events.default(true),
   metadata: fields.metadata.default({}),
 };

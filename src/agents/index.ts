@@ -1,5 +1,7 @@
 export {
+  AVAILABLE_ON_BUSY,
   MOCK_BASE_URL,
+  ON_BUSY,
   PROVIDERS,
   agentCreateSchema,
   agentDefinitionSchema,
@@ -7,7 +9,7 @@ export {
   agentSchema,
   definitionOf,
 } from "./definition";
-export type { Agent, AgentCreate, AgentDefinition, AgentPatch, Compaction, Provider } from "./definition";
+export type { Agent, AgentCreate, AgentDefinition, AgentPatch, Compaction, OnBusy, Provider } from "./definition";
 export { BUILTIN_TOOLS, TOOL_NAME, toolSchema, toolsSchema } from "./tools";
 export type { BuiltinTool, BuiltinToolName, ClientTool, Tool, WebhookTool } from "./tools";
 export { noParameters, objectJsonSchema } from "./json-schema";
@@ -18,6 +20,7 @@ export {
   MAX_DEFINITION_BYTES,
   definitionProblems,
   endpointProblems,
+  onBusyProblem,
   outputSchemaProblems,
   settingsProblems,
   toolDescriptionProblem,

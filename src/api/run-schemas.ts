@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { objectJsonSchema, runSettingFields } from "../agents";
+import { objectJsonSchema, runSettingFields, ON_BUSY } from "../agents";
 import { CLIENT_ID } from "../core/ids";
 import { contentPart } from "../media/part-schemas";
 import { metricsSchema, requiredActionSchema, runErrorSchema, runEventSchema } from "../session";
@@ -34,6 +34,10 @@ export const createRunBody = z
       .optional()
       .openapi({ description: "A JSON Schema object the final answer must match; overrides the agent's (null: the agent's)" }),
     metadata: z.record(z.string(), z.unknown()).default({}).openapi({ description: "Free-form values kept on the run" }),
+    on_busy: z.enum(ON_BUSY).optional().openapi({
+      description:
+        "When the session has an active run: `reject` (409 session_busy) or `enqueue` (a `queued` run that starts when the session is free); absent: the agent's `on_busy` (docs/runs.md)",
+    }),
     ...runSettingFields,
     user: z.string().min(1).max(64).optional().openapi({
       description:
@@ -69,7 +73,7 @@ export const continueRunBody = z
   });
 
 /** Where a run is in its life (docs/api.md, Runs). */
-export const runStatusSchema = z.enum(["pending", "running", "paused", "completed", "cancelled", "error"]);
+export const runStatusSchema = z.enum(["queued", "pending", "running", "paused", "completed", "cancelled", "error"]);
 
 export const runSchema = z
   .object({

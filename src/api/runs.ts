@@ -186,6 +186,7 @@ export const runRoutes = newRouter()
       stream: body.stream,
       background: body.background,
       settings: runSettingsOf(body),
+      ...(body.on_busy ? { on_busy: body.on_busy } : {}),
       ...(body.user || body.prompt_cache_key
         ? {
             caller: {

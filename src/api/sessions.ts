@@ -1,7 +1,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { CLIENT_ID } from "../core/ids";
 import { findSession, listSessions } from "../db/sessions";
-import { isActive, sumMetrics, type SessionView } from "../session";
+import { headOf, isActive, queuedIdsOf, sumMetrics, type SessionView } from "../session";
 import { notFound } from "./errors";
 import { decodeCursor, listQuery, listSchema, page } from "./pagination";
 import { findAgent } from "../db/agents";
@@ -18,6 +18,9 @@ const sessionSchema = z
     id: z.string(),
     agent_id: z.string(),
     active_run_id: z.string().nullable(),
+    queued_run_ids: z
+      .array(z.string())
+      .openapi({ description: 'Runs waiting for the session\'s turn (`on_busy: "enqueue"`), first in line first' }),
     head_run_id: z.string().nullable(),
     run_count: z.number().int(),
     metrics: metricsSchema,
@@ -143,7 +146,8 @@ export const sessionRoutes = newRouter()
           id: row.id,
           agent_id: row.agentId,
           active_run_id: row.runs.find((r) => isActive(r.status))?.id ?? null,
-          head_run_id: row.runs[row.runs.length - 1]?.id ?? null,
+          queued_run_ids: queuedIdsOf(row.runs),
+          head_run_id: headOf(row.runs)?.id ?? null,
           run_count: row.runs.length,
           metrics: sumMetrics(row.runs.map((r) => r.metrics)),
           created_at: row.createdAt,

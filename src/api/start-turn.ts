@@ -1,5 +1,14 @@
 import type { Context } from "hono";
-import { outputSchemaProblems, settingsProblems, withRunSettings, type Agent, type ObjectJsonSchema, type RunSettings } from "../agents";
+import {
+  onBusyProblem,
+  outputSchemaProblems,
+  settingsProblems,
+  withRunSettings,
+  type Agent,
+  type ObjectJsonSchema,
+  type OnBusy,
+  type RunSettings,
+} from "../agents";
 import { invalidFields } from "./errors";
 import { newId } from "../core/ids";
 import { checkBroughtHistory, seededHistory, type BroughtMessage } from "./brought-history";
@@ -33,6 +42,8 @@ export type Turn = {
   caller?: RunCaller;
   /** A new session's conversation so far, as the client brought it (brought-history.ts). */
   history?: BroughtMessage[];
+  /** What the turn does when the session is busy; absent: the agent's (docs/runs.md, Busy sessions). */
+  on_busy?: OnBusy;
   /** What the surface answers about the run, from the agent as the run uses it; kept with the run. */
   surface?: (agent: Agent) => Record<string, unknown>;
 };
@@ -52,6 +63,8 @@ export function turnAgent(found: Agent, turn: Pick<Turn, "settings" | "adapt" | 
  * session. The caller checks its own body's limits first and renders the answer.
  */
 export async function startTurn(c: Context<AppEnv>, idempotencyBody: unknown, turn: Turn): Promise<RunAnswer> {
+  const onBusy = onBusyProblem(turn.on_busy);
+  if (onBusy) throw invalidFields([{ path: "on_busy", message: onBusy }], `on_busy: ${onBusy}`);
   const parsed = parseInput(turn.input, mediaContext(c.env));
   const tenant = c.get("tenant");
   const keyed = c.req.header("idempotency-key") !== undefined;
@@ -93,6 +106,7 @@ export async function startTurn(c: Context<AppEnv>, idempotencyBody: unknown, tu
           stream: turn.stream,
           background: turn.background,
           new_session: turn.session_id === undefined && !keyed,
+          ...(turn.on_busy ? { on_busy: turn.on_busy } : {}),
           ...(history ? { history } : {}),
           ...(turn.caller ? { caller: turn.caller } : {}),
           ...(surface ? { surface } : {}),
@@ -118,7 +132,7 @@ async function refuseEarly(c: Context<AppEnv>, turn: Turn): Promise<void> {
     c.env,
     tenant,
     sessionId,
-    (stub) => stub.turnRefusal({ tenant, session_id: sessionId }, turn.agent_id),
+    (stub) => stub.turnRefusal({ tenant, session_id: sessionId }, turn.agent_id, turn.on_busy),
     {
       idempotent: true,
     },

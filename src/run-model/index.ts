@@ -6,7 +6,10 @@
  */
 export {
   ACTIVE_STATUSES,
+  headOf,
   isActive,
+  isUnfinished,
+  queuedIdsOf,
   renderRun,
   type InputPart,
   type Run,

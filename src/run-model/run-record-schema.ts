@@ -3,7 +3,7 @@ import { parseStored } from "../core/json-depth";
 import { log } from "../core/log";
 import type { RunRecord } from "./run-record";
 
-const status = z.enum(["pending", "running", "paused", "completed", "cancelled", "error"]);
+const status = z.enum(["queued", "pending", "running", "paused", "completed", "cancelled", "error"]);
 const nullableString = z.string().nullable();
 
 const metrics = z.looseObject({

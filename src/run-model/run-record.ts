@@ -3,10 +3,13 @@ import type { OutputError } from "../agents/output-validation";
 import type { Block, MediaBlock } from "../core/messages";
 import type { ErrorType } from "../providers/types";
 
-export type RunStatus = "pending" | "running" | "paused" | "completed" | "cancelled" | "error";
+export type RunStatus = "queued" | "pending" | "running" | "paused" | "completed" | "cancelled" | "error";
 
+/** The statuses of a run that holds its session's turn. */
 export const ACTIVE_STATUSES: readonly RunStatus[] = ["pending", "running", "paused"];
 export const isActive = (status: RunStatus) => ACTIVE_STATUSES.includes(status);
+/** A run that has not ended: it holds the turn, or waits in the session's queue for it (`queued`). */
+export const isUnfinished = (status: RunStatus) => status === "queued" || isActive(status);
 
 /** Who a run is for, as the providers take it: an end user id (abuse monitoring) and a prompt cache key. */
 export type RunCaller = { end_user?: string; prompt_cache_key?: string };
@@ -123,9 +126,29 @@ export type RunRecord = {
   overflow_compacted?: boolean;
   /** Internal: the run's last answer was cut or declined; the run ends with this error (stop-reasons.ts). */
   answer_error?: RunError;
+  /**
+   * Internal: the run was created behind a busy session's turn (`on_busy: "enqueue"`): its ticket
+   * in the session's queue (tickets only grow, so the queue keeps the order of arrival). Until
+   * it starts, none of it is in any history.
+   */
+  queued?: number;
   /** Internal: a branch's `run_continued` data, emitted after its `run_started` (stored: a pending fork may start in another instance). */
   continued_from?: { from_checkpoint: string | null };
 };
+
+/** A run that waited in its session's queue and never started (it was cancelled there): part of no history. */
+export const neverStarted = (run: Pick<RunRecord, "queued" | "started_at">) => run.queued !== undefined && run.started_at === null;
+
+/** The session's head among its runs in creation order: the newest that is in a history (not queued, not cancelled while queued). */
+export const headOf = <Run extends Pick<RunRecord, "status" | "queued" | "started_at">>(runs: Run[]): Run | undefined =>
+  runs.findLast((run) => run.status !== "queued" && !neverStarted(run));
+
+/** The ids of the session's queued runs, first in line first. */
+export const queuedIdsOf = (runs: Pick<RunRecord, "id" | "status" | "queued">[]): string[] =>
+  runs
+    .filter((run) => run.status === "queued")
+    .sort((a, b) => (a.queued ?? 0) - (b.queued ?? 0))
+    .map((run) => run.id);
 
 /** A new run's record: what the caller gives, and the fields every run starts with. */
 export function newRunRecord(
@@ -168,6 +191,7 @@ export function renderRun(run: RunRecord) {
     overflow_compacted: _overflow,
     answer_error: _answerError,
     continued_from: _continuedFrom,
+    queued: _queued,
     ...visible
   } = run;
   return visible;

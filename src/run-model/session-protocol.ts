@@ -1,4 +1,4 @@
-import type { Agent, ObjectJsonSchema } from "../agents";
+import type { Agent, ObjectJsonSchema, OnBusy } from "../agents";
 import type { ApiErrorType } from "../core/errors";
 import type { Message } from "../core/messages";
 import type { StoredMessage } from "./stored-message";
@@ -30,6 +30,8 @@ export type StartRunRequest = SessionIdentity & {
   caller?: RunCaller;
   /** What the API surface that started the run answers about it (`/v1/responses`: render.ts); opaque here. */
   surface?: Record<string, unknown>;
+  /** What the turn does when the session is busy; absent: the agent's `on_busy` as its active run has it. */
+  on_busy?: OnBusy;
 };
 
 export type ToolResultInput = { tool_call_id: string; output: string; is_error?: boolean };
@@ -67,6 +69,8 @@ export type SessionView = {
   id: string;
   agent_id: string;
   active_run_id: string | null;
+  /** The runs waiting for the session's turn (`on_busy: "enqueue"`), first in line first. */
+  queued_run_ids: string[];
   head_run_id: string | null;
   run_count: number;
   metrics: RunMetrics;

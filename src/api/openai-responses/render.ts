@@ -3,6 +3,7 @@ import type { ResponseSurface } from "./surface";
 import { functionCallItem, messageItem, type ServerToolItem } from "./tool-items";
 
 const statusOf: Record<RunStatus, "queued" | "in_progress" | "completed" | "cancelled" | "failed"> = {
+  queued: "queued",
   pending: "queued",
   running: "in_progress",
   // A run paused on client tools has answered: its response ends with `function_call` items.

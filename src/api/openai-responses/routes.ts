@@ -1,7 +1,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { CLIENT_ID } from "../../core/ids";
-import { isActive, renderRun } from "../../session";
+import { isUnfinished, renderRun } from "../../session";
 import { currentRun } from "../current-run";
 import { ApiError, invalidFields } from "../errors";
 import { runOutputSchema } from "../run-output-schema";
@@ -342,7 +342,7 @@ export const openAiResponseRoutes = newRouter()
     const tenant = c.get("tenant");
     const stored = await ownedResponse(c.env.DB, tenant, response_id);
     const run = await currentRun(c.env, tenant, stored);
-    if (isActive(run.status)) {
+    if (isUnfinished(run.status)) {
       const waiting = run.status === "paused" ? "waits for its function call outputs" : "is still in progress";
       throw new ApiError("session_busy", `Response ${run.id} ${waiting}: cancel it first`, { code: "response_active" });
     }

@@ -1,4 +1,4 @@
-import type { Agent, ObjectJsonSchema } from "../../agents";
+import type { Agent, ObjectJsonSchema, OnBusy } from "../../agents";
 import type { Message } from "../../core/messages";
 import type { SessionIdentity } from "../../run-model/session-protocol";
 import type { InputPart, RunBase, RunCaller } from "../../run-model/run-record";
@@ -28,4 +28,6 @@ export type NewRun = SessionIdentity & {
   caller?: RunCaller;
   /** Opaque to the session: what the API surface that started the run answers about it. */
   surface?: Record<string, unknown>;
+  /** What the turn does when the session is busy (a branch: absent, it is refused). */
+  on_busy?: OnBusy;
 };

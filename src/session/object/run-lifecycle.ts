@@ -3,10 +3,21 @@ import { errorMessage } from "../../core/errors";
 import { log, withLogContext } from "../../core/log";
 import { eventRetentionCutoff } from "../../core/settings";
 import { deleteSessionMedia } from "../../media/store";
+import type { OnBusy } from "../../agents";
 import type { ProviderError } from "../../providers/types";
 import { driveRun, type LoopHost } from "../run/run-loop";
-import { isActive, isWaitingForRetry, newRunRecord, renderRun, type Run, type RunRecord, type RunStatus } from "../../run-model/run-record";
+import {
+  isActive,
+  isUnfinished,
+  isWaitingForRetry,
+  newRunRecord,
+  renderRun,
+  type Run,
+  type RunRecord,
+  type RunStatus,
+} from "../../run-model/run-record";
 import { deleteSessionRows } from "../store/mirror-statements";
+import type { MirrorStatement } from "../store/session-store";
 import { isTerminal, runEventStream } from "../stream/events";
 import type { ContinueRunRequest, Result, RunAnswer, SessionIdentity } from "../../run-model/session-protocol";
 import { RunDrivers } from "./run-drivers";
@@ -16,6 +27,8 @@ import { deletingFailure, fail, type Refusal, type SessionCore } from "./session
 
 /** A running run whose invocation dies is resumed by the alarm after this long without progress. */
 const WATCHDOG_MS = 60_000;
+/** Runs one session's queue holds at most (docs/api.md, Busy sessions); past them, `409 queue_full`. */
+export const MAX_QUEUED_RUNS = 16;
 
 /** The statuses a run ends a stretch in: final, or paused for client tool results. */
 type StopStatus = Exclude<RunStatus, "pending" | "running">;
@@ -52,17 +65,31 @@ export class RunLifecycle {
     return this.drivers.launchingRuns();
   }
 
-  /** The refusal of a new turn while a run holds the session (or while it is being deleted); null when it is free. */
+  /**
+   * The refusal of a new turn while a run holds the session or waits in its queue (or while it
+   * is being deleted); null when it is free.
+   */
   busyFailure(): Refusal | null {
     const { store } = this.core;
     if (this.drivers.isDeleting()) return deletingFailure({ tenant: this.core.tenant(), session_id: this.core.sessionId });
-    const active = store.activeRun();
-    if (!active) return null;
-    return fail("session_busy", `Session ${active.session_id} has a ${active.status} run`, {
-      session_id: active.session_id,
-      active_run_id: active.id,
-      active_status: active.status,
+    const holder = store.activeRun() ?? store.queuedRuns()[0];
+    if (!holder) return null;
+    return fail("session_busy", `Session ${holder.session_id} has a ${holder.status} run`, {
+      session_id: holder.session_id,
+      active_run_id: holder.id,
+      active_status: holder.status,
     });
+  }
+
+  /**
+   * What a turn on this busy session does: the request's `on_busy`, else the agent's as the run
+   * holding the session has it (its agent version: so the object can answer before the Worker
+   * reads the agent), else `reject`.
+   */
+  onBusyOf(requested: OnBusy | undefined): OnBusy {
+    if (requested) return requested;
+    const holder = this.core.store.activeRun() ?? this.core.store.queuedRuns()[0];
+    return holder?.agent.on_busy ?? "reject";
   }
 
   /** Resolves once the terminal event of a run's ended stretch is out: its next transition may go on. */
@@ -110,7 +137,7 @@ export class RunLifecycle {
     const current = store.getRun(runId);
     if (!current) return fail("not_found", `Run ${runId} not found`);
     if (stream || !waitForStop) return { ok: true, run: renderRun(current), stream };
-    if (current.status === "running" || current.status === "pending") await this.stretchEnd(runId);
+    if (current.status === "running" || current.status === "pending" || current.status === "queued") await this.stretchEnd(runId);
     try {
       return { ok: true, run: renderRun(store.getRun(runId) ?? current), stream: null };
     } catch {
@@ -139,11 +166,23 @@ export class RunLifecycle {
     if (spec.history && spec.history.length > 0 && core.store.headRun()) {
       return fail("invalid_request", `Session ${spec.session_id} has a history already: a brought conversation starts a new session`);
     }
-    const busy = this.busyFailure();
-    if (busy) return busy;
-
     const now = nowIso();
-    const status = spec.background ? "pending" : "running";
+    let status: RunStatus = spec.background ? "pending" : "running";
+    let ticket: number | undefined;
+    const busy = this.busyFailure();
+    if (busy) {
+      // Only a plain turn may wait in the queue; a branch takes the turn or is refused.
+      if (this.drivers.isDeleting() || spec.parent_run_id !== null || this.onBusyOf(spec.on_busy) !== "enqueue") return busy;
+      const waiting = core.store.queuedRuns().length;
+      if (waiting >= MAX_QUEUED_RUNS) {
+        return fail("queue_full", `Session ${spec.session_id} has ${waiting} queued runs, the most a session may hold`, {
+          session_id: spec.session_id,
+          queued: waiting,
+        });
+      }
+      status = "queued";
+      ticket = Number(core.store.getMeta("queue_ticket") ?? "0") + 1;
+    }
     if (!canMove("new", status)) throw new IllegalTransitionError("new", status);
     const run = newRunRecord({
       id: spec.run_id ?? newId("run"),
@@ -155,14 +194,16 @@ export class RunLifecycle {
       forked_from_checkpoint: spec.forked_from_checkpoint,
       metadata: spec.metadata,
       created_at: now,
-      started_at: spec.background ? null : now,
+      started_at: status === "running" ? now : null,
       output_schema: spec.output_schema ?? spec.agent.output_schema ?? null,
       base: spec.base,
     });
+    if (ticket !== undefined) run.queued = ticket;
     if (spec.surface) run.surface = spec.surface;
     if (spec.caller) run.caller = spec.caller;
     if (spec.continued_from) run.continued_from = spec.continued_from;
     let stream: ReadableStream<Uint8Array> | null = null;
+    if (ticket !== undefined) return this.enqueue(run, ticket, spec);
     await this.drivers.launch(run.id, async () => {
       core.commit(() => {
         if (owner === null) {
@@ -189,6 +230,40 @@ export class RunLifecycle {
     });
     if (!spec.background && core.store.runStatus(run.id) === "running") void this.open(run, "request");
     return this.answer(run.id, stream, !spec.background);
+  }
+
+  /**
+   * Records a run behind the session's turn: nothing of it goes into the transcript until it
+   * starts (its input stays in the record), and it holds no turn. `run_queued` says its place.
+   */
+  private async enqueue(run: RunRecord, ticket: number, spec: NewRun): Promise<RunAnswer> {
+    const { core } = this;
+    core.commit(() => {
+      core.store.setMeta("queue_ticket", String(ticket));
+      return core.saveRun(run);
+    });
+    const stream = spec.stream ? runEventStream(core.hub, run.id) : null;
+    core.emit(run, "run_queued", { position: core.store.queuedRuns().length });
+    // Its row reaches D1 before anyone learns its id, as any run's.
+    await core.flush();
+    return this.answer(run.id, stream, !spec.background);
+  }
+
+  /**
+   * Gives the free turn to the first queued run, inside the commit that freed it (or that finds
+   * it free): the run becomes the active one, running, on the session's head, and its input
+   * joins the transcript. Returns it and its statements; null when the queue is empty.
+   */
+  private takeNextQueued(now: string): { next: RunRecord; statements: MirrorStatement[] } | null {
+    const { core } = this;
+    const next = core.store.queuedRuns()[0];
+    if (!next) return null;
+    move(next, "running");
+    next.started_at = now;
+    next.base = { parent: core.store.headRun()?.id ?? null, until: null };
+    core.store.setMeta("active_run_id", next.id);
+    const input = next.input.length > 0 ? [core.appendMessage(next, "user", next.input)] : [];
+    return { next, statements: [...input, ...core.saveRun(next)] };
   }
 
   // ── pending → running ───────────────────────────────────────────────────────────────
@@ -288,6 +363,7 @@ export class RunLifecycle {
    * one that died (an eviction, a reset, a deploy), so it resumes from its last persisted step.
    */
   wakeAfterEviction(): void {
+    this.startQueueIfFree("object restarted");
     const active = this.core.store.activeRun();
     if (
       active?.status !== "running" ||
@@ -409,7 +485,7 @@ export class RunLifecycle {
     await this.drivers.announced(runId);
     const run = this.core.store.getRun(runId);
     if (!run) return fail("not_found", `Run ${runId} not found`);
-    if (isActive(run.status)) {
+    if (isUnfinished(run.status)) {
       this.drivers.abort(runId);
       await this.finish(run, "cancelled", {}, { reason });
     }
@@ -436,25 +512,63 @@ export class RunLifecycle {
     const from = core.store.runStatus(run.id) ?? run.status;
     if (!canMove(from, status)) throw new IllegalTransitionError(from, status);
     const now = nowIso();
+    // A run cancelled in the queue never ran: no time, no checkpoint.
+    const ran = from !== "queued";
     // The checkpoint and the terminal event of the run's end go out even when nothing else did here.
     core.events.openStretch(run.id);
     Object.assign(run, patch);
     move(run, status);
     if (status !== "paused") {
       run.finished_at = now;
-      run.metrics.duration_ms = Date.parse(now) - Date.parse(run.started_at ?? run.created_at);
+      run.metrics.duration_ms = ran ? Date.parse(now) - Date.parse(run.started_at ?? run.created_at) : 0;
     }
+    let next: RunRecord | null = null;
     core.commit(() => {
-      // The turn is released before the terminal answer or event goes out (docs/api.md).
-      if (status !== "paused" && core.store.getMeta("active_run_id") === run.id) core.store.setMeta("active_run_id", null);
+      const statements: MirrorStatement[] = [];
+      // The turn is released before the terminal answer or event goes out (docs/api.md), and in
+      // the same transaction given to the first queued run: nobody can take it in between.
+      if (status !== "paused" && core.store.getMeta("active_run_id") === run.id) {
+        core.store.setMeta("active_run_id", null);
+        // A session being deleted starts nothing (its queued runs are cancelled with it).
+        const taken = this.drivers.isDeleting() ? null : this.takeNextQueued(now);
+        if (taken) {
+          next = taken.next;
+          statements.push(...taken.statements);
+        }
+      }
       core.store.setMeta("updated_at", now);
-      if (status !== "paused") core.addCheckpoint(run, { after: "end", tool_call_id: null, tool_name: null });
-      return [...core.saveRun(run), core.mirrorSessionRow()];
+      if (status !== "paused" && ran) core.addCheckpoint(run, { after: "end", tool_call_id: null, tool_name: null });
+      return [...core.saveRun(run), ...statements, core.mirrorSessionRow()];
     });
     for (const timer of ["watchdog", "retry", "queue_fallback"] as const) core.setTimer(timer, null);
     // The object's own copy of the event log follows the same retention as the D1 mirror's.
     if (status !== "paused") core.store.pruneEvents(eventRetentionCutoff(core.env, new Date()));
-    await this.drivers.holdUntilAnnounced(run.id, this.announce(run, status, eventData));
+    const announced = this.drivers.holdUntilAnnounced(run.id, this.announce(run, status, eventData));
+    // Opened once this run's terminal event is out (open waits for it); launching from now on, so no entry resumes it first.
+    if (next) this.openQueued(next, "queue");
+    await announced;
+  }
+
+  /** A run that has just taken the turn from the queue: its watchdog, then its opening events and loop. */
+  private openQueued(run: RunRecord, trigger: string): void {
+    this.touch();
+    void this.open(run, trigger);
+  }
+
+  /**
+   * Starts the first queued run when no run holds the turn: after a rebuild from D1, or when an
+   * entry finds the queue waiting on a free session.
+   */
+  private startQueueIfFree(trigger: string): void {
+    const { core } = this;
+    if (core.store.activeRun() || core.store.queuedRuns().length === 0) return;
+    let next: RunRecord | null = null;
+    core.commit(() => {
+      const taken = this.takeNextQueued(nowIso());
+      next = taken?.next ?? null;
+      return taken ? [...taken.statements, core.mirrorSessionRow()] : [];
+    });
+    if (next) this.openQueued(next, trigger);
   }
 
   /** Every finished run is in D1 before its terminal event, which is built from the stored run. */
@@ -522,6 +636,8 @@ export class RunLifecycle {
       this.drivers.abort(active.id);
       await this.finish(core.store.getRun(active.id) ?? active, "cancelled", {}, { reason: "session deleted" });
     }
+    // Their waiters (a blocking or streamed turn) get their end too.
+    for (const queued of core.store.queuedRuns()) await this.finish(queued, "cancelled", {}, { reason: "session deleted" });
     // A run finished just before may still be announcing: its terminal event would reach D1 after the rows are deleted.
     await this.quiesced();
     core.store.clearOutbox();

@@ -2,11 +2,12 @@ import type { RunStatus } from "../../run-model/run-record";
 
 /**
  * Which status a run may go to from which (docs/architecture.md, "A run's life"). A new run is
- * `pending` (background) or `running`; `paused` waits for client tool results; the last three
- * are final. RunLifecycle (run-lifecycle.ts) moves runs, and only through `move`.
+ * `queued` (behind a busy session's turn), `pending` (background) or `running`; `paused` waits
+ * for client tool results; the last three are final. RunLifecycle (run-lifecycle.ts) moves runs, and only through `move`.
  */
 export const RUN_TRANSITIONS: Readonly<Record<RunStatus | "new", readonly RunStatus[]>> = {
-  new: ["pending", "running"],
+  new: ["queued", "pending", "running"],
+  queued: ["running", "cancelled"],
   pending: ["running", "cancelled", "error"],
   running: ["paused", "completed", "error", "cancelled"],
   paused: ["running", "cancelled"],

@@ -23,7 +23,7 @@ import { Timers, type TimerName } from "./timers";
 export const OUTBOX_RETRY_MS = 2_000;
 
 /** A run that may still emit events of its own (any other's stretch has ended). */
-const isGoingOn = (status: RunStatus | null) => status === "pending" || status === "running";
+const isGoingOn = (status: RunStatus | null) => status === "queued" || status === "pending" || status === "running";
 
 /** A refusal the Worker turns into docs/api.md's error answer. */
 export const fail = (type: SessionFailure["type"], message: string, details?: Record<string, unknown>) =>
@@ -109,7 +109,7 @@ export class SessionCore {
       read: (from) => this.events.read(identity, runId, from),
       isLive: () => {
         const status = this.store.runStatus(runId);
-        return this.events.isOpen(runId) || status === "pending" || status === "running";
+        return this.events.isOpen(runId) || isGoingOn(status);
       },
     });
   }

@@ -12,7 +12,7 @@ import type {
   SessionView,
   StartRunRequest,
 } from "../../run-model/session-protocol";
-import type { Agent } from "../../agents";
+import type { Agent, OnBusy } from "../../agents";
 import { branchOf, messagesOf } from "../transcript/branch-messages";
 import { estimateTokens, toModelMessages, type TranscriptMessage } from "../transcript/compaction";
 import { summarizeOlderMessages } from "../transcript/compactor";
@@ -65,15 +65,16 @@ export class SessionObject extends DurableObject<SessionEnv> {
   /**
    * The refusal of a turn of `agentId` on this session that the object can give before the
    * Worker reads the agent from D1: the session is busy with a run of that agent. Null when it
-   * has no such answer (free, another agent's, not in this object's storage, being deleted):
-   * the turn then goes the whole way, and `startRun` decides. Reads only; changes nothing.
+   * has no such answer (free, another agent's, not in this object's storage, being deleted, or a
+   * turn whose `on_busy` is not `reject`): the turn then goes the whole way, and `startRun`
+   * decides. Reads only; changes nothing.
    */
-  async turnRefusal(identity: SessionIdentity, agentId: string): Promise<Refusal | null> {
+  async turnRefusal(identity: SessionIdentity, agentId: string, onBusy?: OnBusy): Promise<Refusal | null> {
     if (!this.core.store.isInitialized() || this.life.hasLeftDelete() || this.life.isDeleting()) return null;
     const stored = this.core.storedIdentity();
     if (stored?.tenant !== identity.tenant || stored.session_id !== identity.session_id) return null;
     if (this.core.store.getMeta("agent_id") !== agentId) return null;
-    return this.life.busyFailure();
+    return this.life.onBusyOf(onBusy) === "reject" ? this.life.busyFailure() : null;
   }
 
   /**
@@ -109,7 +110,7 @@ export class SessionObject extends DurableObject<SessionEnv> {
     if (refused) return refused;
     const run = this.core.store.getRun(runId);
     if (!run) return fail("not_found", `Run ${runId} not found`);
-    if (run.status === "pending" || run.status === "running") await this.life.stretchEnd(runId, waitMs);
+    if (run.status === "queued" || run.status === "pending" || run.status === "running") await this.life.stretchEnd(runId, waitMs);
     return { ok: true, run: renderRun(this.core.store.getRun(runId) ?? run) };
   }
 

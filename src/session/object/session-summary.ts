@@ -1,5 +1,5 @@
 import type { SessionView } from "../../run-model/session-protocol";
-import { emptyMetrics, type RunMetrics } from "../../run-model/run-record";
+import { emptyMetrics, headOf, queuedIdsOf, type RunMetrics } from "../../run-model/run-record";
 import type { SessionStore } from "../store/session-store";
 
 /** Adds up the metrics of several runs (a session's totals). */
@@ -24,11 +24,12 @@ export function sumMetrics(all: RunMetrics[]): RunMetrics {
 /** The Session object of docs/api.md, from the object's own storage. */
 export function summarizeSession(id: string, agentId: string, store: SessionStore): SessionView {
   const runs = store.listRuns();
-  const head = runs[runs.length - 1];
+  const head = headOf(runs);
   return {
     id,
     agent_id: agentId,
     active_run_id: store.activeRun()?.id ?? null,
+    queued_run_ids: queuedIdsOf(runs),
     head_run_id: head?.id ?? null,
     run_count: runs.length,
     metrics: sumMetrics(runs.map((r) => r.metrics)),

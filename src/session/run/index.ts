@@ -3,7 +3,18 @@
  * run's tool results. The run's own model (record, schema, queue message) is in src/run-model,
  * handed on here for the rest of the app.
  */
-export { isActive, renderRun, type InputPart, type Run, type RunCaller, type RunRecord, type RunStatus } from "../../run-model/run-record";
+export {
+  headOf,
+  isActive,
+  isUnfinished,
+  queuedIdsOf,
+  renderRun,
+  type InputPart,
+  type Run,
+  type RunCaller,
+  type RunRecord,
+  type RunStatus,
+} from "../../run-model/run-record";
 export { runMessageSchema, type RunMessage } from "../../run-model/run-message";
 export { CorruptRunRecordError } from "../../run-model/run-record-schema";
 export { parseRunRow } from "../../run-model/run-inputs";

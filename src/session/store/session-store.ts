@@ -71,7 +71,9 @@ type MetaKey =
   /** Events with a seq up to this one are only in D1: the object was rebuilt above them. */
   | "events_floor"
   /** Events with a seq up to this one are in D1 (mirror.ts drains the ones above it). */
-  | "events_mirrored";
+  | "events_mirrored"
+  /** The last ticket handed to a queued run (run-lifecycle.ts): the queue's order. */
+  | "queue_ticket";
 
 /**
  * The session's ledger in the object's own SQLite: synchronous, so a check and the write
@@ -190,8 +192,26 @@ export class SessionStore {
   /** The session's newest run (its head: what a plain turn continues), without reading the others. */
   headRun(): RunRecord | null {
     this.ensure();
-    const id = this.sql.exec<{ id: string }>("SELECT id FROM runs ORDER BY created_at DESC, id DESC LIMIT 1").toArray()[0]?.id;
+    // A queued run (and one cancelled while queued) is in no history until it starts.
+    const id = this.sql
+      .exec<{ id: string }>(
+        `SELECT id FROM runs WHERE status != 'queued' AND NOT (json_extract(body, '$.queued') IS NOT NULL AND json_extract(body, '$.started_at') IS NULL)
+         ORDER BY created_at DESC, id DESC LIMIT 1`,
+      )
+      .toArray()[0]?.id;
     return id === undefined ? null : this.getRun(id);
+  }
+
+  /** The session's queued runs (`on_busy: "enqueue"`), first in line first. */
+  queuedRuns(): RunRecord[] {
+    this.ensure();
+    const ids = this.sql
+      .exec<{ id: string }>("SELECT id FROM runs WHERE status = 'queued' ORDER BY json_extract(body, '$.queued')")
+      .toArray();
+    return ids.flatMap(({ id }) => {
+      const run = this.getRun(id);
+      return run ? [run] : [];
+    });
   }
 
   listRuns(): RunRecord[] {

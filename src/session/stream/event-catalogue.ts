@@ -84,7 +84,16 @@ const toolCall = { tool_call_id: z.string(), name: z.string() };
 const entry = <Data extends z.ZodType>(terminal: boolean, description: string, data: Data) => ({ terminal, description, data });
 
 export const EVENT_CATALOGUE = {
-  run_started: entry(false, "A run began (once per run, its log's first event)", z.object({ agent_id: z.string(), agent_version: int })),
+  run_queued: entry(
+    false,
+    'The run waits behind the session\'s turn (`on_busy: "enqueue"`); `position` 1 is first in line. Its `run_started` follows when it starts',
+    z.object({ position: int }),
+  ),
+  run_started: entry(
+    false,
+    "A run began (once per run, its log's first event but for a queued run's `run_queued`)",
+    z.object({ agent_id: z.string(), agent_version: int }),
+  ),
   model_request_started: entry(false, "A model call began", z.object({ step, attempt, provider: z.string(), model: z.string() })),
   content_delta: entry(false, "Answer text as it streams", textDelta),
   reasoning_delta: entry(false, "Reasoning (thinking) text as it streams", textDelta),

@@ -1,0 +1,179 @@
+import { abortAllDurableObjects } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { isStrictlyIncreasing, SseReader, storedEvents } from "./support/events";
+import { api, createAgent } from "./support/http";
+import { postRun, readEvents, transcriptOf, type Run } from "./support/runs";
+import { callsReceived, gateTool, openGate } from "./support/tool-server";
+
+type ErrorBody = {
+  error: { type: string; message: string; details: Record<string, unknown> & { fields?: { path: string; message: string }[] } };
+};
+type Accepted = { run_id: string; session_id: string; status: string };
+type Session = { active_run_id: string | null; queued_run_ids: string[]; head_run_id: string | null; run_count: number };
+
+/** An agent whose `wait` tool is held at the tool server's gate until the test opens it. */
+async function gatedAgent(fields: Record<string, unknown> = {}) {
+  const bucket = crypto.randomUUID();
+  const agent = await createAgent({ tools: [gateTool(bucket)], ...fields });
+  return { bucket, agent };
+}
+
+/** Starts a background run that holds its session inside its webhook call, until the gate opens. */
+async function heldRun(agentId: string, bucket: string) {
+  const held = await (await postRun(agentId, { input: "[[tool wait {}]] first", background: true })).json<Accepted>();
+  await callsReceived(bucket, 1);
+  return held;
+}
+
+const sessionOf = async (sessionId: string) => (await api(`/v1/sessions/${sessionId}`)).json<Session>();
+const runOf = async (agentId: string, runId: string, wait = "") => (await api(`/v1/agents/${agentId}/runs/${runId}${wait}`)).json<Run>();
+
+describe('on_busy: "enqueue"', () => {
+  it("queues turns behind the active run and runs them in order, one at a time; a cancelled one never runs", async () => {
+    const { bucket, agent } = await gatedAgent();
+    const held = await heldRun(agent.id, bucket);
+    const queued: Accepted[] = [];
+    for (const n of [1, 2, 3, 4, 5]) {
+      const response = await postRun(agent.id, { input: `queued ${n}`, session_id: held.session_id, on_busy: "enqueue", background: true });
+      expect(response.status).toBe(202);
+      queued.push(await response.json<Accepted>());
+    }
+    expect(queued.map((q) => q.status)).toEqual(Array(5).fill("queued"));
+    expect(await sessionOf(held.session_id)).toMatchObject({ active_run_id: held.run_id, queued_run_ids: queued.map((q) => q.run_id) });
+    // Each says its place in line.
+    for (const [i, q] of queued.entries()) {
+      expect((await storedEvents(agent.id, q.run_id)).map((e) => [e.type, e.data])).toEqual([["run_queued", { position: i + 1 }]]);
+    }
+    const third = queued[2]!;
+    const cancelled = await (await api(`/v1/agents/${agent.id}/runs/${third.run_id}/cancel`, { method: "POST" })).json<Run>();
+    expect(cancelled).toMatchObject({ status: "cancelled", started_at: null });
+    expect((await sessionOf(held.session_id)).queued_run_ids).toEqual([queued[0], queued[1], queued[3], queued[4]].map((q) => q!.run_id));
+
+    await openGate(bucket);
+    const last = await runOf(agent.id, queued[4]!.run_id, "?wait=20");
+    expect(last).toMatchObject({ status: "completed", output: "You said: queued 5" });
+    const runs = await Promise.all(queued.map((q) => runOf(agent.id, q.run_id)));
+    expect(runs.map((r) => r.status)).toEqual(["completed", "completed", "cancelled", "completed", "completed"]);
+    // One at a time, in order: each started after the one before it finished.
+    const ran = [await runOf(agent.id, held.run_id), runs[0]!, runs[1]!, runs[3]!, runs[4]!];
+    for (let i = 1; i < ran.length; i++)
+      expect(Date.parse(ran[i]!.started_at!)).toBeGreaterThanOrEqual(Date.parse(ran[i - 1]!.finished_at!));
+    // The cancelled turn's input is in no history; every other turn is, in order.
+    const users = (await transcriptOf(held.session_id)).filter((m) => m.role === "user").map((m) => m.content[0]?.text);
+    expect(users).toEqual(["[[tool wait {}]] first", "queued 1", "queued 2", "queued 4", "queued 5"]);
+    expect(await sessionOf(held.session_id)).toMatchObject({
+      active_run_id: null,
+      queued_run_ids: [],
+      head_run_id: queued[4]!.run_id,
+      run_count: 6,
+    });
+    // The session's log: every event once, seqs strictly increasing, no run starting before the one before it ended.
+    const log = (await Promise.all([held, ...queued].map((r) => storedEvents(agent.id, r.run_id)))).flat().sort((a, b) => a.seq - b.seq);
+    expect(isStrictlyIncreasing(log.map((e) => e.seq))).toBe(true);
+    expect(log.filter((e) => e.type === "run_started").map((e) => e.run_id)).toEqual(ran.map((r) => r.id));
+    expect(log.find((e) => e.run_id === third.run_id && e.type === "run_cancelled")?.data).toEqual({ reason: "cancelled by request" });
+  });
+
+  it("answers a blocking or streamed queued turn once its own run has stopped", async () => {
+    const { bucket, agent } = await gatedAgent();
+    const held = await heldRun(agent.id, bucket);
+    const blocking = postRun(agent.id, { input: "after you", session_id: held.session_id, on_busy: "enqueue" });
+    const streamed = postRun(agent.id, { input: "and me", session_id: held.session_id, on_busy: "enqueue", stream: true });
+    const reader = new SseReader(await streamed);
+    await reader.until("run_queued");
+    await openGate(bucket);
+    const answer = await blocking;
+    expect(answer.status).toBe(200);
+    expect(await answer.json<Run>()).toMatchObject({ status: "completed", output: "You said: after you" });
+    const events = await reader.rest();
+    expect(events[0]?.type).toBe("run_started");
+    expect(events.at(-1)).toMatchObject({ type: "run_completed", data: { output: "You said: and me" } });
+  });
+
+  it("follows the agent's on_busy when the turn does not say, and a turn's reject wins over it", async () => {
+    const { bucket, agent } = await gatedAgent({ on_busy: "enqueue" });
+    const held = await heldRun(agent.id, bucket);
+    const queued = await postRun(agent.id, { input: "by default", session_id: held.session_id, background: true });
+    expect(queued.status).toBe(202);
+    expect((await queued.json<Accepted>()).status).toBe("queued");
+    const refused = await postRun(agent.id, { input: "not now", session_id: held.session_id, on_busy: "reject" });
+    expect(refused.status).toBe(409);
+    expect((await refused.json<ErrorBody>()).error).toMatchObject({ type: "session_busy", details: { active_run_id: held.run_id } });
+    expect((await sessionOf(held.session_id)).queued_run_ids).toHaveLength(1);
+    await openGate(bucket);
+  });
+
+  it("keeps the queue waiting while the active run is paused, and starts it once the run ends", async () => {
+    const agent = await createAgent({ tools: [{ type: "client", name: "ask_user", parameters: { type: "object", properties: {} } }] });
+    const paused = await (await postRun(agent.id, { input: "[[tool ask_user {}]] ask" })).json<
+      Run & { required_actions: { tool_call_id: string }[] }
+    >();
+    expect(paused.status).toBe("paused");
+    const queued = await (
+      await postRun(agent.id, { input: "later", session_id: paused.session_id, on_busy: "enqueue", background: true })
+    ).json<Accepted>();
+    expect(await sessionOf(paused.session_id)).toMatchObject({ active_run_id: paused.id, queued_run_ids: [queued.run_id] });
+    const resumed = await api(`/v1/agents/${agent.id}/runs/${paused.id}/continue`, {
+      body: { tool_results: [{ tool_call_id: paused.required_actions[0]!.tool_call_id, output: "blue" }] },
+    });
+    expect(await resumed.json<Run>()).toMatchObject({ status: "completed" });
+    expect(await runOf(agent.id, queued.run_id, "?wait=20")).toMatchObject({ status: "completed", output: "You said: later" });
+  });
+
+  it("refuses a 17th queued run with 409 queue_full, storing nothing", async () => {
+    const { bucket, agent } = await gatedAgent();
+    const held = await heldRun(agent.id, bucket);
+    for (let n = 1; n <= 16; n++) {
+      const response = await postRun(agent.id, { input: `q${n}`, session_id: held.session_id, on_busy: "enqueue", background: true });
+      expect(response.status, `turn ${n}`).toBe(202);
+    }
+    const full = await postRun(agent.id, { input: "one too many", session_id: held.session_id, on_busy: "enqueue", background: true });
+    expect(full.status).toBe(409);
+    expect((await full.json<ErrorBody>()).error).toMatchObject({
+      type: "queue_full",
+      details: { session_id: held.session_id, queued: 16 },
+    });
+    expect(await sessionOf(held.session_id)).toMatchObject({ run_count: 17 });
+    // The session's delete cancels the held run and every queued one.
+    expect((await api(`/v1/sessions/${held.session_id}`, { method: "DELETE" })).status).toBe(204);
+  });
+
+  it("runs a queued turn exactly once after the object crashes with it in line", async () => {
+    const { bucket, agent } = await gatedAgent();
+    const held = await heldRun(agent.id, bucket);
+    const queued = await (
+      await postRun(agent.id, { input: "survivor", session_id: held.session_id, on_busy: "enqueue", background: true })
+    ).json<Accepted>();
+    await abortAllDurableObjects();
+    await openGate(bucket);
+    // The held run resumes (its webhook call is sent again, docs/tools.md), then the queued turn runs.
+    expect(await runOf(agent.id, queued.run_id, "?wait=20")).toMatchObject({ status: "completed", output: "You said: survivor" });
+    const transcript = await transcriptOf(held.session_id);
+    expect(transcript.filter((m) => m.run_id === queued.run_id).map((m) => m.role)).toEqual(["user", "assistant"]);
+    expect((await storedEvents(agent.id, queued.run_id)).filter((e) => e.type === "run_started")).toHaveLength(1);
+  });
+
+  it("refuses the strategies not built yet with a 400 naming on_busy, on a turn and on an agent", async () => {
+    const { agent } = await gatedAgent();
+    const turn = await postRun(agent.id, { input: "hi", on_busy: "steer" });
+    expect(turn.status).toBe(400);
+    expect((await turn.json<ErrorBody>()).error.details.fields).toEqual([
+      { path: "on_busy", message: '"steer" is not available yet: use "reject" or "enqueue"' },
+    ]);
+    expect((await (await api(`/v1/agents/${agent.id}/runs`)).json<{ data: unknown[] }>()).data).toEqual([]);
+    const created = await api("/v1/agents", { body: { provider: "mock", model: "mock-1", on_busy: "interrupt" } });
+    expect(created.status).toBe(400);
+    expect((await created.json<ErrorBody>()).error.details.fields).toEqual([
+      { path: "on_busy", message: '"interrupt" is not available yet: use "reject" or "enqueue"' },
+    ]);
+  });
+});
+
+describe("a turn on a free session", () => {
+  it("is a plain turn whatever its on_busy", async () => {
+    const agent = await createAgent();
+    const events = await readEvents(await postRun(agent.id, { input: "alone", on_busy: "enqueue", stream: true }));
+    expect(events[0]?.type).toBe("run_started");
+    expect(events.at(-1)).toMatchObject({ type: "run_completed", data: { output: "You said: alone" } });
+  });
+});
