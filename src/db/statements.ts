@@ -27,10 +27,7 @@ export type Builder = typeof builder;
 /** A statement made from values; `sql()` is the text every statement of the template has. */
 export type Template<Name extends string> = ((values: Record<Name, SqlValue>) => Statement) & { sql(): string };
 
-function sqlValue(value: unknown): SqlValue {
-  if (typeof value === "string" || typeof value === "number" || value === null) return value;
-  throw new TypeError(`a statement parameter must be a string, a number or null, not ${typeof value}`);
-}
+const isSqlValue = (value: unknown): value is SqlValue => typeof value === "string" || typeof value === "number" || value === null;
 
 /**
  * A statement template. `build` renders it with drizzle once per isolate, on first use, with
@@ -46,8 +43,10 @@ export function template<Name extends string>(
     return query;
   };
   const fill = (values: Record<Name, SqlValue>): Statement => {
-    const { sql: text, params } = rendered();
-    return { sql: text, params: fillPlaceholders(params, values).map(sqlValue) };
+    const { sql: text, params: placeholders } = rendered();
+    const params = fillPlaceholders(placeholders, values);
+    if (!params.every(isSqlValue)) throw new TypeError("a statement parameter must be a string, a number or null");
+    return { sql: text, params };
   };
   return Object.assign(fill, { sql: () => rendered().sql });
 }
