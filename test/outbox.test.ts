@@ -56,7 +56,7 @@ describe("the outbox to D1", () => {
     const sessionId = `quarantine-${crypto.randomUUID()}`;
     await runTurn(agent.id, { input: "first", session_id: sessionId });
     const poisoned = (s: SeenStatement) =>
-      /INTO messages/.test(s.sql) && s.params.includes("user") && JSON.stringify(s.params).includes("POISON");
+      /INTO "?messages"?\s/i.test(s.sql) && s.params.includes("user") && JSON.stringify(s.params).includes("POISON");
     await wrapSessionD1(sessionId, async (statements, send) => {
       if (statements.some(poisoned)) throw new Error("D1_ERROR: string or blob too big: SQLITE_TOOBIG");
       return send();

@@ -2,6 +2,7 @@ import type { Context } from "hono";
 import { z as openapiZ } from "@hono/zod-openapi";
 import { z } from "zod";
 import { nowIso } from "../core/ids";
+import { deleteIdempotencyKey, findIdempotencyKey, insertIdempotencyKey, setIdempotencyResult } from "../db/idempotency-keys";
 import { hashToken } from "./auth";
 import { ApiError, invalidFields } from "./errors";
 import type { AppEnv } from "./router";
@@ -44,21 +45,12 @@ async function claim(c: Context<AppEnv>, key: string, body: unknown, result: unk
   const tenant = c.get("tenant");
   const fingerprint = await hashToken(`${c.req.method} ${c.req.path}\n${JSON.stringify(body)}`);
   for (let attempt = 0; attempt < 2; attempt++) {
-    const inserted = await db
-      .prepare("INSERT INTO idempotency_keys (tenant, key, fingerprint, result, created_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING")
-      .bind(tenant, key, fingerprint, JSON.stringify(result), nowIso())
-      .run();
-    if (inserted.meta.changes === 1) return { replay: false, result };
-    const row = await db
-      .prepare("SELECT fingerprint, result, created_at FROM idempotency_keys WHERE tenant = ? AND key = ?")
-      .bind(tenant, key)
-      .first<{ fingerprint: string; result: string | null; created_at: string }>();
+    const inserted = await insertIdempotencyKey(db, { tenant, key, fingerprint, result: JSON.stringify(result), createdAt: nowIso() });
+    if (inserted) return { replay: false, result };
+    const row = await findIdempotencyKey(db, tenant, key);
     if (!row) continue;
-    if (Date.now() - Date.parse(row.created_at) > KEY_LIFETIME_MS) {
-      await db
-        .prepare("DELETE FROM idempotency_keys WHERE tenant = ? AND key = ? AND created_at = ?")
-        .bind(tenant, key, row.created_at)
-        .run();
+    if (Date.now() - Date.parse(row.createdAt) > KEY_LIFETIME_MS) {
+      await deleteIdempotencyKey(db, tenant, key, row.createdAt);
       continue;
     }
     if (row.fingerprint !== fingerprint) {
@@ -79,10 +71,8 @@ export async function priorResult(c: Context<AppEnv>, body: unknown): Promise<un
   const key = keyOf(c);
   if (key === null) return null;
   const fingerprint = await hashToken(`${c.req.method} ${c.req.path}\n${JSON.stringify(body)}`);
-  const row = await c.env.DB.prepare("SELECT fingerprint, result, created_at FROM idempotency_keys WHERE tenant = ? AND key = ?")
-    .bind(c.get("tenant"), key)
-    .first<{ fingerprint: string; result: string | null; created_at: string }>();
-  if (!row || row.fingerprint !== fingerprint || row.result === null || Date.now() - Date.parse(row.created_at) > KEY_LIFETIME_MS)
+  const row = await findIdempotencyKey(c.env.DB, c.get("tenant"), key);
+  if (!row || row.fingerprint !== fingerprint || row.result === null || Date.now() - Date.parse(row.createdAt) > KEY_LIFETIME_MS)
     return null;
   return parseStored<unknown>(row.result);
 }
@@ -129,12 +119,10 @@ export async function idempotentCreate<T extends object>(
   const tenant = c.get("tenant");
   try {
     const created = await create();
-    await c.env.DB.prepare("UPDATE idempotency_keys SET result = ? WHERE tenant = ? AND key = ?")
-      .bind(JSON.stringify({ body: created.stored ?? created.body }), tenant, key)
-      .run();
+    await setIdempotencyResult(c.env.DB, tenant, key, JSON.stringify({ body: created.stored ?? created.body }));
     return created.body;
   } catch (error) {
-    await c.env.DB.prepare("DELETE FROM idempotency_keys WHERE tenant = ? AND key = ?").bind(tenant, key).run();
+    await deleteIdempotencyKey(c.env.DB, tenant, key);
     throw error;
   }
 }

@@ -1,4 +1,4 @@
-import { and, desc, eq, lt, or, sql, type SQL } from "drizzle-orm";
+import { and, desc, eq, inArray, lt, or, sql, type SQL } from "drizzle-orm";
 import { notFound } from "../core/errors";
 import type { Cursor } from "../core/cursor";
 import { parseRunRow, type RunRecord } from "../run-model";
@@ -70,4 +70,18 @@ export async function listRuns(d1: D1Database, tenant: string, filter: RunFilter
     .limit(limit + 1)
     .all();
   return rows.map((r) => ({ createdAt: r.createdAt, id: r.id, run: parse(r) }));
+}
+
+/**
+ * Up to `limit` runs the mirror shows pending or running and not updated since `staleBefore`,
+ * least recently updated first (the stuck-run sweep, maintenance/sweeper.ts).
+ */
+export async function staleRuns(d1: D1Database, staleBefore: string, limit: number) {
+  return database(d1)
+    .select({ tenant: runs.tenant, sessionId: runs.sessionId, id: runs.id })
+    .from(runs)
+    .where(and(inArray(runs.status, ["pending", "running"]), lt(runs.updatedAt, staleBefore)))
+    .orderBy(runs.updatedAt)
+    .limit(limit)
+    .all();
 }

@@ -1,6 +1,6 @@
-import { and, asc, eq, gte, lte, type SQL } from "drizzle-orm";
+import { and, asc, count, eq, gte, lt, lte, sql, type SQL } from "drizzle-orm";
 import { database } from "./client";
-import { usageDaily } from "./schema";
+import { runs, usageDaily } from "./schema";
 
 /** One `usage_daily` row as `GET /v1/usage` shows it. */
 export type UsageDay = {
@@ -14,7 +14,8 @@ export type UsageDay = {
   cost_usd: number | null;
 };
 
-const metric = (name: string) => `COALESCE(SUM(json_extract(body, '$.metrics.${name}')), 0)`;
+/** The sum of one of the runs' metrics (`runs.body`, JSON); 0 when none has it. */
+const metric = (name: string) => sql<number>`COALESCE(SUM(json_extract(${runs.body}, ${sql.raw(`'$.metrics.${name}'`)})), 0)`;
 
 /**
  * Replaces every tenant's `usage_daily` rows of `date` with sums over the runs created in
@@ -23,21 +24,24 @@ const metric = (name: string) => `COALESCE(SUM(json_extract(body, '$.metrics.${n
  * nulls, so `cost_usd` is the sum of the known costs, and null when no run had one.
  */
 export async function replaceUsageDay(d1: D1Database, date: string, start: string, end: string): Promise<void> {
-  await d1.batch([
-    d1.prepare("DELETE FROM usage_daily WHERE date = ?").bind(date),
-    d1
-      .prepare(
-        `INSERT INTO usage_daily
-           (tenant, date, agent_id, runs, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_usd)
-         SELECT tenant, ?, agent_id, COUNT(*), ${metric("input_tokens")}, ${metric("output_tokens")},
-                ${metric("cache_read_tokens")}, ${metric("cache_write_tokens")},
-                ROUND(SUM(json_extract(body, '$.metrics.cost_usd')), 10)
-         FROM runs
-         WHERE created_at >= ? AND created_at < ?
-         GROUP BY tenant, agent_id`,
-      )
-      .bind(date, start, end),
-  ]);
+  const db = database(d1);
+  // The selection follows the table's column order: drizzle inserts a SELECT into every column, in order.
+  const sums = db
+    .select({
+      tenant: runs.tenant,
+      date: sql<string>`${date}`.as("date"),
+      agentId: runs.agentId,
+      runs: count().as("runs"),
+      inputTokens: metric("input_tokens").as("input_tokens"),
+      outputTokens: metric("output_tokens").as("output_tokens"),
+      cacheReadTokens: metric("cache_read_tokens").as("cache_read_tokens"),
+      cacheWriteTokens: metric("cache_write_tokens").as("cache_write_tokens"),
+      costUsd: sql<number | null>`ROUND(SUM(json_extract(${runs.body}, '$.metrics.cost_usd')), 10)`.as("cost_usd"),
+    })
+    .from(runs)
+    .where(and(gte(runs.createdAt, start), lt(runs.createdAt, end)))
+    .groupBy(runs.tenant, runs.agentId);
+  await db.batch([db.delete(usageDaily).where(eq(usageDaily.date, date)), db.insert(usageDaily).select(sums)]);
 }
 
 export type UsageFilter = { from: string; to: string; agentId?: string };

@@ -1,4 +1,6 @@
 import { errorMessage } from "../core/errors";
+import { deleteExpired } from "../db/retention";
+import { staleRuns } from "../db/runs";
 import { callSession } from "../session/client";
 import { log } from "../core/log";
 import { eventRetentionCutoff, positiveNumber } from "../core/settings";
@@ -16,32 +18,24 @@ const SWEEP_BATCH = 50;
 export async function sweepStuckRuns(env: Env, now: Date): Promise<number> {
   const staleBefore = new Date(now.getTime() - positiveNumber(env.STALE_RUN_SECONDS, 300) * 1000).toISOString();
   const maxSweeps = positiveNumber(env.MAX_RUN_SWEEPS, 3);
-  const { results } = await env.DB.prepare(
-    "SELECT tenant, session_id, id FROM runs WHERE status IN ('pending', 'running') AND updated_at < ? ORDER BY updated_at LIMIT ?",
-  )
-    .bind(staleBefore, SWEEP_BATCH)
-    .all<{ tenant: string; session_id: string; id: string }>();
-  for (const run of results) {
+  const stale = await staleRuns(env.DB, staleBefore, SWEEP_BATCH);
+  for (const run of stale) {
     try {
-      await callSession(env, run.tenant, run.session_id, (session) =>
-        session.sweepRun({ tenant: run.tenant, session_id: run.session_id }, run.id, maxSweeps),
+      await callSession(env, run.tenant, run.sessionId, (session) =>
+        session.sweepRun({ tenant: run.tenant, session_id: run.sessionId }, run.id, maxSweeps),
       );
     } catch (error) {
       log({ event: "unhandled_error", message: `sweep of ${run.id}: ${errorMessage(error)}` });
     }
   }
-  return results.length;
+  return stale.length;
 }
 
 /** Deletes stored events older than `EVENT_RETENTION_DAYS` and idempotency keys older than 24 h. */
 export async function applyRetention(env: Env, now: Date): Promise<number> {
   const eventsBefore = eventRetentionCutoff(env, now);
   const keysBefore = new Date(now.getTime() - 86_400_000).toISOString();
-  const [events] = await env.DB.batch([
-    env.DB.prepare("DELETE FROM events WHERE created_at < ?").bind(eventsBefore),
-    env.DB.prepare("DELETE FROM idempotency_keys WHERE created_at < ?").bind(keysBefore),
-  ]);
-  return events?.meta.changes ?? 0;
+  return deleteExpired(env.DB, eventsBefore, keysBefore);
 }
 
 /** The Cron trigger: every maintenance job, each isolated from the others' failures. */

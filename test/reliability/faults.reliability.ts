@@ -212,7 +212,7 @@ const faults: Record<string, (provider: Provider, round: number) => Promise<void
     let failed = 0;
     await wrapSessionD1(sessionId, async (statements, send) => {
       // The first two batches that write transcript rows fail as D1 would; the outbox must retry them.
-      if (failed < 2 && statements.some((s) => /INTO messages/i.test(s.sql))) {
+      if (failed < 2 && statements.some((s) => /INTO "?messages"?\s/i.test(s.sql))) {
         failed += 1;
         throw new Error("D1_ERROR: injected failure");
       }

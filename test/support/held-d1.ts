@@ -103,7 +103,7 @@ export async function holdD1Batch(
 
 /** True for a batch that writes a run row with `status`. */
 export const writesRunStatus = (status: string) => (statements: SeenStatement[]) =>
-  statements.some((s) => /^\s*INSERT INTO runs\b/.test(s.sql) && s.params.includes(status));
+  statements.some((s) => /^\s*INSERT INTO "?runs"?\s/i.test(s.sql) && s.params.includes(status));
 
 /** True for a batch that deletes the session's rows. */
-export const deletesSession = (statements: SeenStatement[]) => statements.some((s) => /^\s*DELETE FROM sessions\b/i.test(s.sql));
+export const deletesSession = (statements: SeenStatement[]) => statements.some((s) => /^\s*DELETE FROM "?sessions"?\s/i.test(s.sql));

@@ -1,6 +1,9 @@
+import { and, eq, gt, lte } from "drizzle-orm";
+import { database } from "../../db/client";
+import { events } from "../../db/schema";
 import { isTerminal, type RunEvent } from "../stream/events";
 import type { SessionIdentity } from "../../run-model/session-protocol";
-import { eventOfRow, type EventRow, type SessionStore } from "./session-store";
+import { eventOfRow, type SessionStore } from "./session-store";
 
 /** Events read per page (a replay, a JSON answer), from the object and from D1. */
 export const EVENT_PAGE = 500;
@@ -89,16 +92,21 @@ export class EventLog {
   }
 
   private async readMirror(identity: SessionIdentity, runId: string | null, after: number, floor: number, limit: number) {
-    const columns = "SELECT seq, run_id, type, data, created_at FROM events WHERE tenant = ? AND session_id = ?";
-    const statement =
-      runId === null
-        ? this.db
-            .prepare(`${columns} AND seq > ? AND seq <= ? ORDER BY seq LIMIT ?`)
-            .bind(identity.tenant, identity.session_id, after, floor, limit)
-        : this.db
-            .prepare(`${columns} AND run_id = ? AND seq > ? AND seq <= ? ORDER BY seq LIMIT ?`)
-            .bind(identity.tenant, identity.session_id, runId, after, floor, limit);
-    const { results } = await statement.all<EventRow>();
-    return results.map((row) => eventOfRow(identity.session_id, row));
+    const rows = await database(this.db)
+      .select({ seq: events.seq, run_id: events.runId, type: events.type, data: events.data, created_at: events.createdAt })
+      .from(events)
+      .where(
+        and(
+          eq(events.tenant, identity.tenant),
+          eq(events.sessionId, identity.session_id),
+          runId === null ? undefined : eq(events.runId, runId),
+          gt(events.seq, after),
+          lte(events.seq, floor),
+        ),
+      )
+      .orderBy(events.seq)
+      .limit(limit)
+      .all();
+    return rows.map((row) => eventOfRow(identity.session_id, row));
   }
 }

@@ -1,66 +1,143 @@
+import { and, eq, sql } from "drizzle-orm";
 import type { RunRecord } from "../../run-model/run-record";
 import { splitRun } from "../../run-model/run-inputs";
+import { compactions, deletedResponses, events, messages, mirrorQuarantine, runInputs, runs, sessions } from "../../db/schema";
+import { excluded, template } from "../../db/statements";
 import type { EventRow, MirrorStatement, StoredMessage } from "./session-store";
 
 /**
- * Statements that copy the object's ledger to the D1 mirror. Every one is idempotent
- * (upserts, INSERT OR IGNORE), so a batch replayed after a failure changes nothing twice.
+ * Statements that copy the object's ledger to the D1 mirror, made from drizzle templates
+ * (db/statements.ts). Every one is idempotent (upserts, insert-or-ignore), so a batch replayed
+ * after a failure changes nothing twice.
  */
+
+const upsertSession = template<"tenant" | "id" | "agentId" | "lastSeq" | "createdAt" | "updatedAt">((b, p) =>
+  b
+    .insert(sessions)
+    .values({
+      tenant: p("tenant"),
+      id: p("id"),
+      agentId: p("agentId"),
+      lastSeq: p("lastSeq"),
+      createdAt: p("createdAt"),
+      updatedAt: p("updatedAt"),
+    })
+    .onConflictDoUpdate({
+      target: [sessions.tenant, sessions.id],
+      set: { lastSeq: sql`MAX(${sessions.lastSeq}, ${excluded(sessions.lastSeq)})`, updatedAt: excluded(sessions.updatedAt) },
+    }),
+);
 
 export const mirrorSession = (
   tenant: string,
   s: { id: string; agent_id: string; created_at: string; updated_at: string; last_seq: number },
-): MirrorStatement => ({
-  sql: `INSERT INTO sessions (tenant, id, agent_id, last_seq, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)
-        ON CONFLICT(tenant, id) DO UPDATE SET last_seq = MAX(last_seq, excluded.last_seq), updated_at = excluded.updated_at`,
-  params: [tenant, s.id, s.agent_id, s.last_seq, s.created_at, s.updated_at],
-});
+): MirrorStatement =>
+  upsertSession({ tenant, id: s.id, agentId: s.agent_id, lastSeq: s.last_seq, createdAt: s.created_at, updatedAt: s.updated_at });
+
+const upsertRun = template<"id" | "tenant" | "sessionId" | "agentId" | "agentVersion" | "status" | "body" | "createdAt" | "updatedAt">(
+  (b, p) =>
+    b
+      .insert(runs)
+      .values({
+        id: p("id"),
+        tenant: p("tenant"),
+        sessionId: p("sessionId"),
+        agentId: p("agentId"),
+        agentVersion: p("agentVersion"),
+        status: p("status"),
+        body: p("body"),
+        createdAt: p("createdAt"),
+        updatedAt: p("updatedAt"),
+      })
+      .onConflictDoUpdate({
+        target: runs.id,
+        set: { status: excluded(runs.status), body: excluded(runs.body), updatedAt: excluded(runs.updatedAt) },
+      }),
+);
 
 /** A run's changing body (run-inputs.ts); its write-once values go once, with `mirrorRunInputs`. */
-export const mirrorRun = (tenant: string, run: RunRecord, updatedAt: string): MirrorStatement => ({
-  sql: `INSERT INTO runs (id, tenant, session_id, agent_id, agent_version, status, body, created_at, updated_at)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-        ON CONFLICT(id) DO UPDATE SET status = excluded.status, body = excluded.body, updated_at = excluded.updated_at`,
-  params: [run.id, tenant, run.session_id, run.agent_id, run.agent_version, run.status, splitRun(run).changing, run.created_at, updatedAt],
-});
+export const mirrorRun = (tenant: string, run: RunRecord, updatedAt: string): MirrorStatement =>
+  upsertRun({
+    id: run.id,
+    tenant,
+    sessionId: run.session_id,
+    agentId: run.agent_id,
+    agentVersion: run.agent_version,
+    status: run.status,
+    body: splitRun(run).changing,
+    createdAt: run.created_at,
+    updatedAt,
+  });
+
+const insertRunInputs = template<"id" | "tenant" | "sessionId" | "body">((b, p) =>
+  b
+    .insert(runInputs)
+    .values({ id: p("id"), tenant: p("tenant"), sessionId: p("sessionId"), body: p("body") })
+    .onConflictDoNothing(),
+);
 
 /** A run's write-once values (agent snapshot, input, output schema), sent when the run is first stored. */
-export const mirrorRunInputs = (tenant: string, run: RunRecord): MirrorStatement => ({
-  sql: "INSERT OR IGNORE INTO run_inputs (id, tenant, session_id, body) VALUES (?, ?, ?, ?)",
-  params: [run.id, tenant, run.session_id, splitRun(run).once],
-});
+export const mirrorRunInputs = (tenant: string, run: RunRecord): MirrorStatement =>
+  insertRunInputs({ id: run.id, tenant, sessionId: run.session_id, body: splitRun(run).once });
 
-export const mirrorMessage = (tenant: string, sessionId: string, m: StoredMessage): MirrorStatement => ({
-  sql: `INSERT OR IGNORE INTO messages (tenant, session_id, idx, run_id, role, content, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-  params: [tenant, sessionId, m.index, m.run_id, m.role, JSON.stringify(m.content), m.created_at],
+const insertMessage = template<"tenant" | "sessionId" | "idx" | "runId" | "role" | "content" | "createdAt">((b, p) =>
+  b
+    .insert(messages)
+    .values({
+      tenant: p("tenant"),
+      sessionId: p("sessionId"),
+      idx: p("idx"),
+      runId: p("runId"),
+      role: p("role"),
+      content: p("content"),
+      createdAt: p("createdAt"),
+    })
+    .onConflictDoNothing(),
+);
+
+export const mirrorMessage = (tenant: string, sessionId: string, m: StoredMessage): MirrorStatement =>
+  insertMessage({
+    tenant,
+    sessionId,
+    idx: m.index,
+    runId: m.run_id,
+    role: m.role,
+    content: JSON.stringify(m.content),
+    createdAt: m.created_at,
+  });
+
+/**
+ * The rows travel as one JSON parameter that `json_each` unpacks: three bound parameters per
+ * statement whatever the row count (D1 allows 100, which would cap a VALUES insert at 14 rows,
+ * and counts every statement against an invocation's query limit — a step can emit thousands
+ * of deltas). `WHERE true` is SQLite's: the SELECT of an INSERT … SELECT with an ON CONFLICT
+ * clause needs a WHERE, or the parser takes ON CONFLICT for a join's ON.
+ */
+const eventField = (name: keyof EventRow) => sql.raw(`json_extract(e.value, '$.${name}')`);
+
+const insertEvents = template<"tenant" | "sessionId" | "rows">((b, p) => {
+  const fields = sql.join((["seq", "run_id", "type", "data", "created_at"] as const).map(eventField), sql`, `);
+  return b
+    .insert(events)
+    .select(sql`SELECT ${p("tenant")}, ${p("sessionId")}, ${fields} FROM json_each(${p("rows")}) AS e WHERE true`)
+    .onConflictDoNothing();
 });
 
 /** JSON characters of event rows per statement (D1 and the outbox both allow 2 MB per value or row). */
 const EVENT_CHUNK_CHARS = 256_000;
 
-/**
- * Inserts events, as few statements as their size allows. The rows travel as one JSON
- * parameter that `json_each` unpacks: three bound parameters per statement whatever the row
- * count (D1 allows 100, which would cap a VALUES insert at 14 rows, and counts every
- * statement against an invocation's query limit — a step can emit thousands of deltas).
- */
-export function mirrorEvents(tenant: string, sessionId: string, events: EventRow[]): MirrorStatement[] {
+/** Inserts events, as few statements as their size allows (`insertEvents`: one JSON parameter of rows each). */
+export function mirrorEvents(tenant: string, sessionId: string, rowsOf: EventRow[]): MirrorStatement[] {
   const statements: MirrorStatement[] = [];
   let rows: string[] = [];
   let size = 0;
   const close = () => {
     if (rows.length === 0) return;
-    statements.push({
-      sql: `INSERT OR IGNORE INTO events (tenant, session_id, seq, run_id, type, data, created_at)
-            SELECT ?, ?, json_extract(e.value, '$.seq'), json_extract(e.value, '$.run_id'), json_extract(e.value, '$.type'),
-                   json_extract(e.value, '$.data'), json_extract(e.value, '$.created_at')
-            FROM json_each(?) AS e`,
-      params: [tenant, sessionId, `[${rows.join(",")}]`],
-    });
+    statements.push(insertEvents({ tenant, sessionId, rows: `[${rows.join(",")}]` }));
     rows = [];
     size = 0;
   };
-  for (const e of events) {
+  for (const e of rowsOf) {
     // `data` is carried as the JSON text the object stores, so D1 stores exactly that text, never parsed on the way.
     const row = JSON.stringify({ seq: e.seq, run_id: e.run_id, type: e.type, data: e.data, created_at: e.created_at });
     if (size + row.length > EVENT_CHUNK_CHARS) close();
@@ -71,35 +148,69 @@ export function mirrorEvents(tenant: string, sessionId: string, events: EventRow
   return statements;
 }
 
+const raiseLastSeq = template<"lastSeq" | "tenant" | "id">((b, p) =>
+  b
+    .update(sessions)
+    .set({ lastSeq: sql`MAX(${sessions.lastSeq}, ${p("lastSeq")})` })
+    .where(and(eq(sessions.tenant, p("tenant")), eq(sessions.id, p("id")))),
+);
+
 /** Raises the session's highest handed-out seq, so that a rebuilt object starts above it. */
-export const mirrorLastSeq = (tenant: string, sessionId: string, lastSeq: number): MirrorStatement => ({
-  sql: "UPDATE sessions SET last_seq = MAX(last_seq, ?) WHERE tenant = ? AND id = ?",
-  params: [lastSeq, tenant, sessionId],
-});
+export const mirrorLastSeq = (tenant: string, sessionId: string, lastSeq: number): MirrorStatement =>
+  raiseLastSeq({ lastSeq, tenant, id: sessionId });
+
+const insertQuarantineRecord = template<"tenant" | "sessionId" | "id" | "statements" | "error" | "at">((b, p) =>
+  b
+    .insert(mirrorQuarantine)
+    .values({
+      tenant: p("tenant"),
+      sessionId: p("sessionId"),
+      id: p("id"),
+      statements: p("statements"),
+      error: p("error"),
+      at: p("at"),
+    })
+    .onConflictDoNothing(),
+);
 
 /** Tells the operator that a statement was set aside (db/schema.ts, `mirror_quarantine`). */
 export const mirrorQuarantined = (
   tenant: string,
   sessionId: string,
   q: { id: number; statements: number; error: string; at: string },
-): MirrorStatement => ({
-  sql: `${QUARANTINE_RECORD} (tenant, session_id, id, statements, error, at) VALUES (?, ?, ?, ?, ?, ?)`,
-  params: [tenant, sessionId, q.id, q.statements, q.error.slice(0, 500), q.at],
-});
+): MirrorStatement =>
+  insertQuarantineRecord({ tenant, sessionId, id: q.id, statements: q.statements, error: q.error.slice(0, 500), at: q.at });
 
-const QUARANTINE_RECORD = "INSERT OR IGNORE INTO mirror_quarantine";
+/** How quarantine records began before they were made with drizzle: outbox rows may still hold them. */
+const HAND_WRITTEN_QUARANTINE_RECORD = "INSERT OR IGNORE INTO mirror_quarantine";
 
 /** Whether a statement is a quarantine record (one that is itself rejected is not recorded again). */
-export const isQuarantineRecord = (statement: MirrorStatement) => statement.sql.startsWith(QUARANTINE_RECORD);
+export const isQuarantineRecord = (statement: MirrorStatement) =>
+  statement.sql === insertQuarantineRecord.sql() || statement.sql.startsWith(HAND_WRITTEN_QUARANTINE_RECORD);
 
-/** Removes a session's rows from the mirror. */
+/** A session's rows in one of the mirror's tables. */
+const deleteRowsOf = (
+  table:
+    | typeof events
+    | typeof compactions
+    | typeof messages
+    | typeof runInputs
+    | typeof runs
+    | typeof mirrorQuarantine
+    | typeof deletedResponses,
+) =>
+  template<"tenant" | "sessionId">((b, p) =>
+    b.delete(table).where(and(eq(table.tenant, p("tenant")), eq(table.sessionId, p("sessionId")))),
+  );
+
+const deletions = [events, compactions, messages, runInputs, runs, mirrorQuarantine, deletedResponses].map(deleteRowsOf);
+
+const deleteSession = template<"tenant" | "id">((b, p) =>
+  b.delete(sessions).where(and(eq(sessions.tenant, p("tenant")), eq(sessions.id, p("id")))),
+);
+
+/** Removes a session's rows from the mirror (its sessions row last). */
 export const deleteSessionRows = (tenant: string, sessionId: string): MirrorStatement[] => [
-  { sql: "DELETE FROM events WHERE tenant = ? AND session_id = ?", params: [tenant, sessionId] },
-  { sql: "DELETE FROM compactions WHERE tenant = ? AND session_id = ?", params: [tenant, sessionId] },
-  { sql: "DELETE FROM messages WHERE tenant = ? AND session_id = ?", params: [tenant, sessionId] },
-  { sql: "DELETE FROM run_inputs WHERE tenant = ? AND session_id = ?", params: [tenant, sessionId] },
-  { sql: "DELETE FROM runs WHERE tenant = ? AND session_id = ?", params: [tenant, sessionId] },
-  { sql: "DELETE FROM mirror_quarantine WHERE tenant = ? AND session_id = ?", params: [tenant, sessionId] },
-  { sql: "DELETE FROM deleted_responses WHERE tenant = ? AND session_id = ?", params: [tenant, sessionId] },
-  { sql: "DELETE FROM sessions WHERE tenant = ? AND id = ?", params: [tenant, sessionId] },
+  ...deletions.map((deleteRows) => deleteRows({ tenant, sessionId })),
+  deleteSession({ tenant, id: sessionId }),
 ];

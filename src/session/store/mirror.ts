@@ -7,8 +7,9 @@ import type { EventRow, MirrorStatement, SessionStore } from "./session-store";
 /**
  * Bounds of one D1 batch. D1 (developers.cloudflare.com/d1/platform/limits) allows 1,000
  * queries per Worker invocation (50 on Free), 100 bound parameters and 100 KB of SQL per
- * statement, and 2 MB per value or row; our statements have a fixed SQL text and at most 9
- * parameters (events travel as one JSON parameter, mirror-statements.ts), so what a batch must
+ * statement, and 2 MB per value or row; our statements have a fixed SQL text (drizzle templates,
+ * db/statements.ts) and at most 10 parameters (events travel as one JSON parameter,
+ * mirror-statements.ts), so what a batch must
  * bound is its statement count and the bytes of its parameters.
  */
 export const MAX_BATCH_STATEMENTS = 40;

@@ -1,14 +1,14 @@
+import { and, eq, max, sql } from "drizzle-orm";
+import { database } from "../../db/client";
+import { events, messages, runInputs, runs, sessions } from "../../db/schema";
 import type { Block, Role } from "../../core/messages";
 import type { SessionStore } from "./session-store";
-import { parseRunRow, type RunRow } from "../../run-model/run-inputs";
+import { parseRunRow } from "../../run-model/run-inputs";
 import { mirrorRunInputs } from "./mirror-statements";
 import { parseStored } from "../../core/json-depth";
 
 /** A rebuilt object starts this far above the highest seq D1 knows of (the mirror may lag the lost object). */
 export const SEQ_RESERVE = 1000;
-
-type SessionRow = { agent_id: string; last_seq: number; created_at: string; updated_at: string };
-type MessageRow = { idx: number; run_id: string; role: string; content: string; created_at: string };
 
 /**
  * Storage for a session the Worker has just drawn the id of (docs/api.md: a turn without
@@ -27,37 +27,51 @@ export function initializeNew(store: SessionStore, tenant: string, sessionId: st
  * so nothing is served before it is done.
  */
 export async function rebuildFromMirror(store: SessionStore, db: D1Database, tenant: string, sessionId: string) {
-  const session = await db
-    .prepare("SELECT agent_id, last_seq, created_at, updated_at FROM sessions WHERE tenant = ? AND id = ?")
-    .bind(tenant, sessionId)
-    .first<SessionRow>();
-  const [runs, messages, lastEvent] = session
-    ? await db.batch<RunRow | MessageRow | { seq: number | null }>([
-        db
-          .prepare(
-            `SELECT r.body AS body, i.body AS once FROM runs r LEFT JOIN run_inputs i ON i.id = r.id
-             WHERE r.tenant = ? AND r.session_id = ? ORDER BY r.created_at, r.id`,
-          )
-          .bind(tenant, sessionId),
-        db
-          .prepare("SELECT idx, run_id, role, content, created_at FROM messages WHERE tenant = ? AND session_id = ? ORDER BY idx")
-          .bind(tenant, sessionId),
-        db.prepare("SELECT MAX(seq) AS seq FROM events WHERE tenant = ? AND session_id = ?").bind(tenant, sessionId),
+  const d1 = database(db);
+  const session = await d1
+    .select({ agent_id: sessions.agentId, last_seq: sessions.lastSeq, created_at: sessions.createdAt, updated_at: sessions.updatedAt })
+    .from(sessions)
+    .where(and(eq(sessions.tenant, tenant), eq(sessions.id, sessionId)))
+    .get();
+  const [runRows, messageRows, lastEvent] = session
+    ? await d1.batch([
+        // Aliased: drizzle maps a D1 batch's rows by column name, and both columns are called `body`.
+        d1
+          .select({ body: runs.body, once: sql<string | null>`${runInputs.body}`.as("once") })
+          .from(runs)
+          .leftJoin(runInputs, eq(runInputs.id, runs.id))
+          .where(and(eq(runs.tenant, tenant), eq(runs.sessionId, sessionId)))
+          .orderBy(runs.createdAt, runs.id),
+        d1
+          .select({
+            idx: messages.idx,
+            run_id: messages.runId,
+            role: messages.role,
+            content: messages.content,
+            created_at: messages.createdAt,
+          })
+          .from(messages)
+          .where(and(eq(messages.tenant, tenant), eq(messages.sessionId, sessionId)))
+          .orderBy(messages.idx),
+        d1
+          .select({ seq: max(events.seq) })
+          .from(events)
+          .where(and(eq(events.tenant, tenant), eq(events.sessionId, sessionId))),
       ])
-    : [null, null, null];
+    : [[], [], []];
   store.createSchema();
   store.setMeta("tenant", tenant);
   if (session) {
     store.setMeta("agent_id", session.agent_id);
     store.setMeta("created_at", session.created_at);
     store.setMeta("updated_at", session.updated_at);
-    const storedSeq = (lastEvent?.results[0] as { seq: number | null } | undefined)?.seq ?? 0;
+    const storedSeq = lastEvent[0]?.seq ?? 0;
     const ceiling = Math.max(session.last_seq, storedSeq) + SEQ_RESERVE;
     store.setMeta("seq_ceiling", String(ceiling));
     // The old events stay in D1, read from there when asked for (event-log.ts); new ones start above.
     store.setMeta("events_floor", String(storedSeq));
     store.setMeta("events_mirrored", String(storedSeq));
-    for (const row of (runs?.results ?? []) as RunRow[]) {
+    for (const row of runRows) {
       const run = parseRunRow(row, "D1 rebuild");
       store.putRun(run);
       // Mirrored before the split (run-inputs.ts): D1 gets the write-once row before any later
@@ -67,7 +81,7 @@ export async function rebuildFromMirror(store: SessionStore, db: D1Database, ten
       store.markOpened(run.id);
       if (run.status === "pending" || run.status === "running" || run.status === "paused") store.setMeta("active_run_id", run.id);
     }
-    for (const row of (messages?.results ?? []) as MessageRow[]) {
+    for (const row of messageRows) {
       const content = parseStored<Block[]>(row.content);
       store.appendMessage({ index: row.idx, run_id: row.run_id, role: row.role as Role, content, created_at: row.created_at });
       for (const block of content) {
@@ -79,5 +93,5 @@ export async function rebuildFromMirror(store: SessionStore, db: D1Database, ten
   }
   // Written last: its presence is what marks the storage as initialised.
   store.setMeta("session_id", sessionId);
-  return { runs: runs?.results.length ?? 0, messages: messages?.results.length ?? 0 };
+  return { runs: runRows.length, messages: messageRows.length };
 }

@@ -7,11 +7,12 @@ import type { StoredMessage } from "../../run-model/stored-message";
 import { RunTextCache } from "./run-text-cache";
 import { parseStored } from "../../core/json-depth";
 import { MessageCache } from "./message-cache";
+import type { Statement } from "../../db/statements";
 
-/** One statement for the D1 mirror, kept in the outbox until D1 has it. */
 export type { StoredMessage };
 
-export type MirrorStatement = { sql: string; params: (string | number | null)[] };
+/** One statement for the D1 mirror (made by drizzle, db/statements.ts), kept in the outbox until D1 has it. */
+export type MirrorStatement = Statement;
 
 export type LedgerEntry = { tool_call_id: string; run_id: string; output: string; is_error: boolean };
 

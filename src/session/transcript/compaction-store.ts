@@ -1,3 +1,7 @@
+import { and, eq } from "drizzle-orm";
+import { database } from "../../db/client";
+import { compactions } from "../../db/schema";
+import { template } from "../../db/statements";
 import type { MirrorStatement } from "../store/session-store";
 
 /** A stored compaction: the summary of a branch's messages from `from_index` to `to_index`. */
@@ -45,20 +49,55 @@ export class CompactionStore {
   }
 }
 
-export const mirrorCompaction = (tenant: string, sessionId: string, c: Compaction): MirrorStatement => ({
-  sql: `INSERT OR IGNORE INTO compactions (tenant, session_id, id, run_id, from_idx, to_idx, summary, tokens_before, tokens_after, created_at)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-  params: [tenant, sessionId, c.id, c.run_id, c.from_index, c.to_index, c.summary, c.tokens_before, c.tokens_after, c.created_at],
-});
+const insertCompaction = template<
+  "tenant" | "sessionId" | "id" | "runId" | "fromIdx" | "toIdx" | "summary" | "tokensBefore" | "tokensAfter" | "createdAt"
+>((b, p) =>
+  b
+    .insert(compactions)
+    .values({
+      tenant: p("tenant"),
+      sessionId: p("sessionId"),
+      id: p("id"),
+      runId: p("runId"),
+      fromIdx: p("fromIdx"),
+      toIdx: p("toIdx"),
+      summary: p("summary"),
+      tokensBefore: p("tokensBefore"),
+      tokensAfter: p("tokensAfter"),
+      createdAt: p("createdAt"),
+    })
+    .onConflictDoNothing(),
+);
+
+export const mirrorCompaction = (tenant: string, sessionId: string, c: Compaction): MirrorStatement =>
+  insertCompaction({
+    tenant,
+    sessionId,
+    id: c.id,
+    runId: c.run_id,
+    fromIdx: c.from_index,
+    toIdx: c.to_index,
+    summary: c.summary,
+    tokensBefore: c.tokens_before,
+    tokensAfter: c.tokens_after,
+    createdAt: c.created_at,
+  });
 
 /** Copies the mirror's compactions of a session into a rebuilt object. */
 export async function rebuildCompactions(store: CompactionStore, db: D1Database, tenant: string, sessionId: string): Promise<void> {
-  const { results } = await db
-    .prepare(
-      `SELECT id, run_id, from_idx AS from_index, to_idx AS to_index, summary, tokens_before, tokens_after, created_at
-       FROM compactions WHERE tenant = ? AND session_id = ?`,
-    )
-    .bind(tenant, sessionId)
-    .all<Compaction>();
-  for (const c of results) store.put(c);
+  const rows = await database(db)
+    .select({
+      id: compactions.id,
+      run_id: compactions.runId,
+      from_index: compactions.fromIdx,
+      to_index: compactions.toIdx,
+      summary: compactions.summary,
+      tokens_before: compactions.tokensBefore,
+      tokens_after: compactions.tokensAfter,
+      created_at: compactions.createdAt,
+    })
+    .from(compactions)
+    .where(and(eq(compactions.tenant, tenant), eq(compactions.sessionId, sessionId)))
+    .all();
+  for (const c of rows) store.put(c);
 }

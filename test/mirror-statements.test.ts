@@ -1,0 +1,86 @@
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { agentDefinitionSchema, type Agent } from "../src/agents";
+import { newRunRecord, type RunRecord } from "../src/run-model/run-record";
+import {
+  deleteSessionRows,
+  isQuarantineRecord,
+  mirrorEvents,
+  mirrorLastSeq,
+  mirrorMessage,
+  mirrorQuarantined,
+  mirrorRun,
+  mirrorRunInputs,
+  mirrorSession,
+} from "../src/session/store/mirror-statements";
+import type { MirrorStatement } from "../src/session/store/session-store";
+
+const send = (statements: MirrorStatement[]) => env.DB.batch(statements.map((s) => env.DB.prepare(s.sql).bind(...s.params)));
+
+const TABLES = ["sessions", "runs", "run_inputs", "messages", "events", "mirror_quarantine"] as const;
+
+/** Every mirror row of the session, table by table. */
+async function rowsOf(sessionId: string) {
+  const rows: Record<string, unknown[]> = {};
+  for (const table of TABLES) {
+    const column = table === "sessions" ? "id" : "session_id";
+    rows[table] = (await env.DB.prepare(`SELECT * FROM ${table} WHERE ${column} = ? ORDER BY 1, 2, 3`).bind(sessionId).all()).results;
+  }
+  return rows;
+}
+
+function ledger(tenant: string, sessionId: string, status: RunRecord["status"], lastSeq: number): MirrorStatement[] {
+  const definition = agentDefinitionSchema.parse({ provider: "mock", model: "m" });
+  const agent: Agent = { id: "agent", version: 1, created_at: "", updated_at: "", ...definition };
+  const run = newRunRecord({
+    id: `run-${sessionId}`,
+    agent,
+    session_id: sessionId,
+    status,
+    input: [],
+    created_at: "2026-01-01T00:00:00.000Z",
+  });
+  const events = [1, 2, 3].map((seq) => ({ seq, run_id: run.id, type: "text_delta", data: `{"seq":${seq}}`, created_at: run.created_at }));
+  return [
+    mirrorSession(tenant, { id: sessionId, agent_id: "agent", created_at: run.created_at, updated_at: run.created_at, last_seq: lastSeq }),
+    mirrorRun(tenant, run, run.created_at),
+    mirrorRunInputs(tenant, run),
+    mirrorMessage(tenant, sessionId, {
+      index: 0,
+      run_id: run.id,
+      role: "user",
+      content: [{ type: "text", text: "hi" }],
+      created_at: run.created_at,
+    }),
+    ...mirrorEvents(tenant, sessionId, events),
+    mirrorLastSeq(tenant, sessionId, lastSeq),
+    mirrorQuarantined(tenant, sessionId, { id: 1, statements: 1, error: "rejected", at: run.created_at }),
+  ];
+}
+
+describe("the mirror's statements (made with drizzle)", () => {
+  it("change nothing when a batch is sent again, keep the highest last_seq, and delete every row of the session", async () => {
+    const sessionId = `statements-${crypto.randomUUID()}`;
+    await send(ledger("default", sessionId, "running", 10));
+    const first = await rowsOf(sessionId);
+    expect(first.events).toHaveLength(3);
+    expect(first.sessions).toMatchObject([{ last_seq: 10 }]);
+
+    await send(ledger("default", sessionId, "running", 4));
+    expect(await rowsOf(sessionId)).toEqual(first);
+
+    await send(ledger("default", sessionId, "completed", 12));
+    expect((await rowsOf(sessionId)).runs).toMatchObject([{ status: "completed" }]);
+    expect((await rowsOf(sessionId)).sessions).toMatchObject([{ last_seq: 12 }]);
+
+    await send(deleteSessionRows("default", sessionId));
+    expect(Object.values(await rowsOf(sessionId)).flat()).toEqual([]);
+  });
+
+  it("recognise quarantine records, drizzle's and the hand-written ones older outboxes hold", () => {
+    const record = mirrorQuarantined("default", "s", { id: 1, statements: 1, error: "x", at: "now" });
+    expect(isQuarantineRecord(record)).toBe(true);
+    expect(isQuarantineRecord({ sql: "INSERT OR IGNORE INTO mirror_quarantine (tenant) VALUES (?)", params: ["t"] })).toBe(true);
+    expect(isQuarantineRecord(mirrorLastSeq("default", "s", 1))).toBe(false);
+  });
+});
