@@ -193,10 +193,12 @@ export class SessionStore {
   /** The session's newest run (its head: what a plain turn continues), without reading the others. */
   headRun(): RunRecord | null {
     this.ensure();
-    // A queued run (and one cancelled while queued) is in no history until it starts.
+    // A queued run (and one cancelled while queued) is in no history until it starts; only a
+    // cancelled run's body is read (a long session has many runs).
     const id = this.sql
       .exec<{ id: string }>(
-        `SELECT id FROM runs WHERE status != 'queued' AND NOT (json_extract(body, '$.queued') IS NOT NULL AND json_extract(body, '$.started_at') IS NULL)
+        `SELECT id FROM runs WHERE status != 'queued'
+         AND NOT (status = 'cancelled' AND json_extract(body, '$.queued') IS NOT NULL AND json_extract(body, '$.started_at') IS NULL)
          ORDER BY created_at DESC, id DESC LIMIT 1`,
       )
       .toArray()[0]?.id;
