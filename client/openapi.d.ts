@@ -711,7 +711,7 @@ export interface components {
                 keep_last_messages?: number;
             } | null;
             /**
-             * @description What a turn on a session whose run is active does when the turn does not say: `reject` (409 session_busy) or `enqueue` (queued behind it); see docs/runs.md
+             * @description What a turn on a session whose run is active does when the turn does not say: `reject` (409 session_busy), `enqueue` (queued behind it), `interrupt` (the active run is cancelled, the turn goes on from what it did) or `rollback` (cancelled, the turn goes on from before it); see docs/runs.md
              * @default reject
              * @enum {string}
              */
@@ -887,7 +887,7 @@ export interface components {
                 keep_last_messages?: number;
             } | null;
             /**
-             * @description What a turn on a session whose run is active does when the turn does not say: `reject` (409 session_busy) or `enqueue` (queued behind it); see docs/runs.md. Optional; default "reject".
+             * @description What a turn on a session whose run is active does when the turn does not say: `reject` (409 session_busy), `enqueue` (queued behind it), `interrupt` (the active run is cancelled, the turn goes on from what it did) or `rollback` (cancelled, the turn goes on from before it); see docs/runs.md. Optional; default "reject".
              * @enum {string}
              */
             on_busy?: "reject" | "enqueue" | "interrupt" | "rollback" | "steer";
@@ -1052,7 +1052,7 @@ export interface components {
                 keep_last_messages?: number;
             } | null;
             /**
-             * @description What a turn on a session whose run is active does when the turn does not say: `reject` (409 session_busy) or `enqueue` (queued behind it); see docs/runs.md
+             * @description What a turn on a session whose run is active does when the turn does not say: `reject` (409 session_busy), `enqueue` (queued behind it), `interrupt` (the active run is cancelled, the turn goes on from what it did) or `rollback` (cancelled, the turn goes on from before it); see docs/runs.md
              * @enum {string}
              */
             on_busy?: "reject" | "enqueue" | "interrupt" | "rollback" | "steer";
@@ -1569,7 +1569,7 @@ export interface components {
                 [key: string]: unknown;
             };
             /**
-             * @description When the session has an active run: `reject` (409 session_busy) or `enqueue` (a `queued` run that starts when the session is free); absent: the agent's `on_busy` (docs/runs.md)
+             * @description When the session has an active run: `reject` (409 session_busy), `enqueue` (a `queued` run that starts when the session is free), `interrupt` (the active run is cancelled and this turn starts on top of what it did) or `rollback` (cancelled, and this turn starts from before it); `steer` is not available yet; absent: the agent's `on_busy` (docs/runs.md)
              * @enum {string}
              */
             on_busy?: "reject" | "enqueue" | "interrupt" | "rollback" | "steer";

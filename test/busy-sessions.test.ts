@@ -1,9 +1,11 @@
 import { abortAllDurableObjects } from "cloudflare:test";
+import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { isStrictlyIncreasing, SseReader, storedEvents } from "./support/events";
 import { api, createAgent } from "./support/http";
 import { postRun, readEvents, transcriptOf, type Run } from "./support/runs";
 import { callsReceived, gateTool, openGate } from "./support/tool-server";
+import { requestsOf, upstreamBase } from "./support/upstreams";
 
 type ErrorBody = {
   error: { type: string; message: string; details: Record<string, unknown> & { fields?: { path: string; message: string }[] } };
@@ -153,19 +155,100 @@ describe('on_busy: "enqueue"', () => {
     expect((await storedEvents(agent.id, queued.run_id)).filter((e) => e.type === "run_started")).toHaveLength(1);
   });
 
-  it("refuses the strategies not built yet with a 400 naming on_busy, on a turn and on an agent", async () => {
+  it("refuses the strategy not built yet with a 400 naming on_busy, on a turn and on an agent", async () => {
     const { agent } = await gatedAgent();
+    const available = '"reject" or "enqueue" or "interrupt" or "rollback"';
     const turn = await postRun(agent.id, { input: "hi", on_busy: "steer" });
     expect(turn.status).toBe(400);
     expect((await turn.json<ErrorBody>()).error.details.fields).toEqual([
-      { path: "on_busy", message: '"steer" is not available yet: use "reject" or "enqueue"' },
+      { path: "on_busy", message: `"steer" is not available yet: use ${available}` },
     ]);
     expect((await (await api(`/v1/agents/${agent.id}/runs`)).json<{ data: unknown[] }>()).data).toEqual([]);
-    const created = await api("/v1/agents", { body: { provider: "mock", model: "mock-1", on_busy: "interrupt" } });
+    const created = await api("/v1/agents", { body: { provider: "mock", model: "mock-1", on_busy: "steer" } });
     expect(created.status).toBe(400);
     expect((await created.json<ErrorBody>()).error.details.fields).toEqual([
-      { path: "on_busy", message: '"interrupt" is not available yet: use "reject" or "enqueue"' },
+      { path: "on_busy", message: `"steer" is not available yet: use ${available}` },
     ]);
+  });
+});
+
+/** User texts of a provider request the recording gateway received (Messages format). */
+const userTexts = (body: unknown) =>
+  (body as { messages: { role: string; content: { type: string; text?: string }[] }[] }).messages
+    .filter((m) => m.role === "user")
+    .flatMap((m) => m.content.filter((b) => b.type === "text").map((b) => b.text));
+
+/** An agent on the recording gateway whose `wait` tool is held at the tool server's gate. */
+async function recordedGatedAgent() {
+  const bucket = crypto.randomUUID();
+  const agent = await createAgent({
+    provider: "anthropic",
+    model: "claude-test",
+    base_url: upstreamBase(env.GATEWAY_URL, bucket, "anthropic"),
+    tools: [gateTool(bucket)],
+  });
+  return { bucket, agent };
+}
+
+describe('on_busy: "interrupt" and "rollback"', () => {
+  for (const policy of ["interrupt", "rollback"] as const) {
+    it(`${policy}: cancels the active run in its tool call and starts the new turn at once, ${policy === "interrupt" ? "on top of what it did" : "from before it"}`, async () => {
+      const { bucket, agent } = await recordedGatedAgent();
+      const held = await heldRun(agent.id, bucket);
+      const turn = await postRun(agent.id, { input: "change of plan", session_id: held.session_id, on_busy: policy });
+      expect(turn.status).toBe(200);
+      const run = await turn.json<Run>();
+      expect(run).toMatchObject({ status: "completed", output: "You said: change of plan" });
+      // The interrupted run: cancelled, with its reason, and still readable.
+      expect((await runOf(agent.id, held.run_id)).status).toBe("cancelled");
+      const events = await storedEvents(agent.id, held.run_id);
+      expect(events.at(-1)).toMatchObject({
+        type: "run_cancelled",
+        data: { reason: policy === "interrupt" ? "interrupted" : "rolled_back" },
+      });
+      expect(events.map((e) => e.type)).not.toContain("tool_call_completed");
+      // What the new turn's model call saw: the interrupted run's input (interrupt) or not (rollback); never its dangling tool call.
+      const sent = await requestsOf(env.GATEWAY_URL, bucket);
+      expect(userTexts(sent.at(-1)?.body)).toEqual(
+        policy === "interrupt" ? ["[[tool wait {}]] first", "change of plan"] : ["change of plan"],
+      );
+      expect(JSON.stringify(sent.at(-1)?.body)).not.toContain("tool_use");
+      // The session goes on from the new run; the log stays gap-free.
+      expect(await sessionOf(held.session_id)).toMatchObject({ active_run_id: null, head_run_id: run.id });
+      const next = await (await postRun(agent.id, { input: "and then", session_id: held.session_id })).json<Run>();
+      expect(next.status).toBe("completed");
+      expect(userTexts((await requestsOf(env.GATEWAY_URL, bucket)).at(-1)?.body)).toEqual(
+        policy === "interrupt" ? ["[[tool wait {}]] first", "change of plan", "and then"] : ["change of plan", "and then"],
+      );
+      const log = (await Promise.all([held.run_id, run.id, next.id].map((id) => storedEvents(agent.id, id))))
+        .flat()
+        .sort((a, b) => a.seq - b.seq);
+      expect(isStrictlyIncreasing(log.map((e) => e.seq))).toBe(true);
+      expect(log.filter((e) => e.type === "run_started" || e.type === "run_cancelled").map((e) => [e.type, e.run_id])).toEqual([
+        ["run_started", held.run_id],
+        ["run_cancelled", held.run_id],
+        ["run_started", run.id],
+        ["run_started", next.id],
+      ]);
+      await openGate(bucket);
+    });
+  }
+
+  it("interrupts a run in its model call, ahead of the queue; the queued turns run after the new one", async () => {
+    const agent = await createAgent();
+    const held = new SseReader(await postRun(agent.id, { input: "[[slow 600000]] long answer", stream: true }));
+    const [started] = await held.until("model_request_started");
+    const sessionId = started!.session_id;
+    const queued = await (
+      await postRun(agent.id, { input: "waiting", session_id: sessionId, on_busy: "enqueue", background: true })
+    ).json<Accepted>();
+    const run = await (await postRun(agent.id, { input: "now", session_id: sessionId, on_busy: "interrupt" })).json<Run>();
+    expect(run).toMatchObject({ status: "completed", output: "You said: now" });
+    expect((await held.rest()).at(-1)).toMatchObject({ type: "run_cancelled", data: { reason: "interrupted" } });
+    const after = await runOf(agent.id, queued.run_id, "?wait=20");
+    expect(after).toMatchObject({ status: "completed", output: "You said: waiting" });
+    expect(Date.parse(after.started_at!)).toBeGreaterThanOrEqual(Date.parse(run.finished_at!));
+    expect(await sessionOf(sessionId)).toMatchObject({ head_run_id: queued.run_id, queued_run_ids: [] });
   });
 });
 

@@ -139,9 +139,15 @@ export type RunRecord = {
 /** A run that waited in its session's queue and never started (it was cancelled there): part of no history. */
 export const neverStarted = (run: Pick<RunRecord, "queued" | "started_at">) => run.queued !== undefined && run.started_at === null;
 
-/** The session's head among its runs in creation order: the newest that is in a history (not queued, not cancelled while queued). */
-export const headOf = <Run extends Pick<RunRecord, "status" | "queued" | "started_at">>(runs: Run[]): Run | undefined =>
-  runs.findLast((run) => run.status !== "queued" && !neverStarted(run));
+/** When a run joined its session's history: a queued run when it started, any other when it was created. */
+const joinedAt = (run: Pick<RunRecord, "queued" | "started_at" | "created_at">) =>
+  (run.queued !== undefined ? run.started_at : null) ?? run.created_at;
+
+/** The session's head among its runs in creation order: the one that joined its history last (a queued run is in none until it starts). */
+export const headOf = <Run extends Pick<RunRecord, "status" | "queued" | "started_at" | "created_at">>(runs: Run[]): Run | undefined =>
+  runs
+    .filter((run) => run.status !== "queued" && !neverStarted(run))
+    .reduce<Run | undefined>((head, run) => (head === undefined || joinedAt(run) >= joinedAt(head) ? run : head), undefined);
 
 /** The ids of the session's queued runs, first in line first. */
 export const queuedIdsOf = (runs: Pick<RunRecord, "id" | "status" | "queued">[]): string[] =>

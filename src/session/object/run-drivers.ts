@@ -74,6 +74,11 @@ export class RunDrivers {
     this.drivers.clear();
   }
 
+  /** True while the terminal event of the run's ended stretch is not out yet. */
+  isAnnouncing(runId: string): boolean {
+    return this.announcing.has(runId);
+  }
+
   /** Resolves once the terminal event of the run's ended stretch is out: its next transition may go on. */
   announced(runId: string): Promise<void> {
     return this.announcing.get(runId) ?? Promise.resolve();

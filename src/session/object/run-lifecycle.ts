@@ -153,6 +153,25 @@ export class RunLifecycle {
    * A `run_id` the object already has (an `Idempotency-Key` retry) answers that run again.
    */
   async create(spec: NewRun): Promise<RunAnswer> {
+    // An interrupt ends the active run's stretch: it waits until the stretch before it is
+    // announced, then decides and commits with no await (createNow).
+    for (;;) {
+      const target = this.interruptTarget(spec);
+      if (!target || !this.drivers.isAnnouncing(target.id)) return this.createNow(spec);
+      await this.drivers.announced(target.id);
+    }
+  }
+
+  /** The active run a plain turn with `on_busy` `interrupt` or `rollback` would cancel, or null. */
+  private interruptTarget(spec: NewRun): RunRecord | null {
+    if (spec.parent_run_id !== null || this.drivers.isDeleting()) return null;
+    const active = this.core.store.activeRun();
+    if (!active) return null;
+    const policy = this.onBusyOf(spec.on_busy);
+    return policy === "interrupt" || policy === "rollback" ? active : null;
+  }
+
+  private async createNow(spec: NewRun): Promise<RunAnswer> {
     const { core } = this;
     const existing = spec.run_id ? core.store.getRun(spec.run_id) : null;
     if (existing) {
@@ -169,7 +188,20 @@ export class RunLifecycle {
     const now = nowIso();
     let status: RunStatus = spec.background ? "pending" : "running";
     let ticket: number | undefined;
-    const busy = this.busyFailure();
+    let base = spec.base;
+    const target = this.interruptTarget(spec);
+    if (target) {
+      // Cancelled as by a cancel, and the turn taken in the very next commit: nobody comes between.
+      const rollback = this.onBusyOf(spec.on_busy) === "rollback";
+      this.drivers.abort(target.id);
+      // Its run_cancelled goes out before the new run's run_started (open waits for every announcement).
+      this.endNow(target, "cancelled", {}, { reason: rollback ? "rolled_back" : "interrupted" }, () => null).announced.catch(
+        () => undefined,
+      );
+      // Interrupt: on top of what the run did. Rollback: from where it started (its base), its messages in no later history.
+      base = rollback ? (target.base ?? { parent: null, until: null }) : { parent: target.id, until: null };
+    }
+    const busy = target ? null : this.busyFailure();
     if (busy) {
       // Only a plain turn may wait in the queue; a branch takes the turn or is refused.
       if (this.drivers.isDeleting() || spec.parent_run_id !== null || this.onBusyOf(spec.on_busy) !== "enqueue") return busy;
@@ -196,7 +228,7 @@ export class RunLifecycle {
       created_at: now,
       started_at: status === "running" ? now : null,
       output_schema: spec.output_schema ?? spec.agent.output_schema ?? null,
-      base: spec.base,
+      base,
     });
     if (ticket !== undefined) run.queued = ticket;
     if (spec.surface) run.surface = spec.surface;
@@ -211,6 +243,7 @@ export class RunLifecycle {
           core.store.setMeta("created_at", now);
         }
         core.store.setMeta("active_run_id", run.id);
+        core.store.setMeta("head_run_id", run.id);
         core.store.setMeta("updated_at", now);
         const history = (spec.history ?? []).map((message) => core.appendMessage(run, message.role, message.content));
         const input = spec.input && spec.input.length > 0 ? [core.appendMessage(run, "user", spec.input)] : [];
@@ -262,6 +295,7 @@ export class RunLifecycle {
     next.started_at = now;
     next.base = { parent: core.store.headRun()?.id ?? null, until: null };
     core.store.setMeta("active_run_id", next.id);
+    core.store.setMeta("head_run_id", next.id);
     const input = next.input.length > 0 ? [core.appendMessage(next, "user", next.input)] : [];
     return { next, statements: [...input, ...core.saveRun(next)] };
   }
@@ -506,9 +540,30 @@ export class RunLifecycle {
    * event goes out; until it is out, the run's next move waits (`announced`).
    */
   async finish(run: RunRecord, status: StopStatus, patch: Partial<RunRecord>, eventData: { reason?: string } = {}): Promise<void> {
-    const { core } = this;
     // The previous stretch's terminal event goes out before this one's (a cancel of a run whose run_paused is not out yet).
     await this.drivers.announced(run.id);
+    // A session being deleted starts nothing (its queued runs are cancelled with it).
+    const { announced, next } = this.endNow(run, status, patch, eventData, (now) =>
+      this.drivers.isDeleting() ? null : this.takeNextQueued(now),
+    );
+    // Opened once this run's terminal event is out (open waits for it); launching from now on, so no entry resumes it first.
+    if (next) this.openQueued(next, "queue");
+    await announced;
+  }
+
+  /**
+   * The synchronous part of a stretch's end, for a run whose previous stretch is announced: the
+   * move, in one commit with the release of the turn (but by a pause) and the turn given to
+   * `successor`'s run, if any; then the announcement, which the run's next move waits for.
+   */
+  private endNow(
+    run: RunRecord,
+    status: StopStatus,
+    patch: Partial<RunRecord>,
+    eventData: { reason?: string },
+    successor: (now: string) => { next: RunRecord; statements: MirrorStatement[] } | null,
+  ): { announced: Promise<void>; next: RunRecord | null } {
+    const { core } = this;
     const from = core.store.runStatus(run.id) ?? run.status;
     if (!canMove(from, status)) throw new IllegalTransitionError(from, status);
     const now = nowIso();
@@ -529,8 +584,7 @@ export class RunLifecycle {
       // the same transaction given to the first queued run: nobody can take it in between.
       if (status !== "paused" && core.store.getMeta("active_run_id") === run.id) {
         core.store.setMeta("active_run_id", null);
-        // A session being deleted starts nothing (its queued runs are cancelled with it).
-        const taken = this.drivers.isDeleting() ? null : this.takeNextQueued(now);
+        const taken = successor(now);
         if (taken) {
           next = taken.next;
           statements.push(...taken.statements);
@@ -543,10 +597,7 @@ export class RunLifecycle {
     for (const timer of ["watchdog", "retry", "queue_fallback"] as const) core.setTimer(timer, null);
     // The object's own copy of the event log follows the same retention as the D1 mirror's.
     if (status !== "paused") core.store.pruneEvents(eventRetentionCutoff(core.env, new Date()));
-    const announced = this.drivers.holdUntilAnnounced(run.id, this.announce(run, status, eventData));
-    // Opened once this run's terminal event is out (open waits for it); launching from now on, so no entry resumes it first.
-    if (next) this.openQueued(next, "queue");
-    await announced;
+    return { announced: this.drivers.holdUntilAnnounced(run.id, this.announce(run, status, eventData)), next };
   }
 
   /** A run that has just taken the turn from the queue: its watchdog, then its opening events and loop. */

@@ -1,5 +1,5 @@
 import type { SessionView } from "../../run-model/session-protocol";
-import { emptyMetrics, headOf, queuedIdsOf, type RunMetrics } from "../../run-model/run-record";
+import { emptyMetrics, queuedIdsOf, type RunMetrics } from "../../run-model/run-record";
 import type { SessionStore } from "../store/session-store";
 
 /** Adds up the metrics of several runs (a session's totals). */
@@ -24,7 +24,7 @@ export function sumMetrics(all: RunMetrics[]): RunMetrics {
 /** The Session object of docs/api.md, from the object's own storage. */
 export function summarizeSession(id: string, agentId: string, store: SessionStore): SessionView {
   const runs = store.listRuns();
-  const head = headOf(runs);
+  const head = store.headRun();
   return {
     id,
     agent_id: agentId,

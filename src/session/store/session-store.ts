@@ -74,7 +74,9 @@ type MetaKey =
   /** Events with a seq up to this one are in D1 (mirror.ts drains the ones above it). */
   | "events_mirrored"
   /** The last ticket handed to a queued run (run-lifecycle.ts): the queue's order. */
-  | "queue_ticket";
+  | "queue_ticket"
+  /** The run that joined the session's history last (headRun); absent on sessions older than it. */
+  | "head_run_id";
 
 /**
  * The session's ledger in the object's own SQLite: synchronous, so a check and the write
@@ -193,13 +195,17 @@ export class SessionStore {
   /** The session's newest run (its head: what a plain turn continues), without reading the others. */
   headRun(): RunRecord | null {
     this.ensure();
-    // A queued run (and one cancelled while queued) is in no history until it starts; only a
-    // cancelled run's body is read (a long session has many runs).
+    const recorded = this.getMeta("head_run_id");
+    if (recorded !== null) return this.getRun(recorded);
+    // Sessions stored before the head was recorded: the run that joined the history last (a
+    // queued one when it started, any other when it was created); a queued run, and one
+    // cancelled while queued, is in no history.
     const id = this.sql
       .exec<{ id: string }>(
         `SELECT id FROM runs WHERE status != 'queued'
          AND NOT (status = 'cancelled' AND json_extract(body, '$.queued') IS NOT NULL AND json_extract(body, '$.started_at') IS NULL)
-         ORDER BY created_at DESC, id DESC LIMIT 1`,
+         ORDER BY COALESCE(CASE WHEN json_extract(body, '$.queued') IS NOT NULL THEN json_extract(body, '$.started_at') END, created_at) DESC, id DESC
+         LIMIT 1`,
       )
       .toArray()[0]?.id;
     return id === undefined ? null : this.getRun(id);
