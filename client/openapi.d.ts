@@ -711,7 +711,7 @@ export interface components {
                 keep_last_messages?: number;
             } | null;
             /**
-             * @description What a turn on a session whose run is active does when the turn does not say: `reject` (409 session_busy), `enqueue` (queued behind it), `interrupt` (the active run is cancelled, the turn goes on from what it did) or `rollback` (cancelled, the turn goes on from before it); see docs/runs.md
+             * @description What a turn on a session whose run is active does when the turn does not say: `reject` (409 session_busy), `enqueue` (queued behind it), `interrupt` (the active run is cancelled, the turn goes on from what it did), `rollback` (cancelled, the turn goes on from before it) or `steer` (the input joins the active run); see docs/runs.md
              * @default reject
              * @enum {string}
              */
@@ -887,7 +887,7 @@ export interface components {
                 keep_last_messages?: number;
             } | null;
             /**
-             * @description What a turn on a session whose run is active does when the turn does not say: `reject` (409 session_busy), `enqueue` (queued behind it), `interrupt` (the active run is cancelled, the turn goes on from what it did) or `rollback` (cancelled, the turn goes on from before it); see docs/runs.md. Optional; default "reject".
+             * @description What a turn on a session whose run is active does when the turn does not say: `reject` (409 session_busy), `enqueue` (queued behind it), `interrupt` (the active run is cancelled, the turn goes on from what it did), `rollback` (cancelled, the turn goes on from before it) or `steer` (the input joins the active run); see docs/runs.md. Optional; default "reject".
              * @enum {string}
              */
             on_busy?: "reject" | "enqueue" | "interrupt" | "rollback" | "steer";
@@ -1052,7 +1052,7 @@ export interface components {
                 keep_last_messages?: number;
             } | null;
             /**
-             * @description What a turn on a session whose run is active does when the turn does not say: `reject` (409 session_busy), `enqueue` (queued behind it), `interrupt` (the active run is cancelled, the turn goes on from what it did) or `rollback` (cancelled, the turn goes on from before it); see docs/runs.md
+             * @description What a turn on a session whose run is active does when the turn does not say: `reject` (409 session_busy), `enqueue` (queued behind it), `interrupt` (the active run is cancelled, the turn goes on from what it did), `rollback` (cancelled, the turn goes on from before it) or `steer` (the input joins the active run); see docs/runs.md
              * @enum {string}
              */
             on_busy?: "reject" | "enqueue" | "interrupt" | "rollback" | "steer";
@@ -1166,7 +1166,7 @@ export interface components {
          *       }
          *     }
          */
-        Event: components["schemas"]["RunQueuedEvent"] | components["schemas"]["RunStartedEvent"] | components["schemas"]["ModelRequestStartedEvent"] | components["schemas"]["ContentDeltaEvent"] | components["schemas"]["ReasoningDeltaEvent"] | components["schemas"]["ToolCallStartedEvent"] | components["schemas"]["ToolCallCompletedEvent"] | components["schemas"]["ToolCallErrorEvent"] | components["schemas"]["CheckpointEvent"] | components["schemas"]["RetryEvent"] | components["schemas"]["CompactionEvent"] | components["schemas"]["ModelRequestCompletedEvent"] | components["schemas"]["OutputRepairEvent"] | components["schemas"]["RunContinuedEvent"] | components["schemas"]["RunPausedEvent"] | components["schemas"]["RunCompletedEvent"] | components["schemas"]["RunErrorEvent"] | components["schemas"]["RunCancelledEvent"];
+        Event: components["schemas"]["RunQueuedEvent"] | components["schemas"]["InputSteeredEvent"] | components["schemas"]["SteerQueuedEvent"] | components["schemas"]["RunStartedEvent"] | components["schemas"]["ModelRequestStartedEvent"] | components["schemas"]["ContentDeltaEvent"] | components["schemas"]["ReasoningDeltaEvent"] | components["schemas"]["ToolCallStartedEvent"] | components["schemas"]["ToolCallCompletedEvent"] | components["schemas"]["ToolCallErrorEvent"] | components["schemas"]["CheckpointEvent"] | components["schemas"]["RetryEvent"] | components["schemas"]["CompactionEvent"] | components["schemas"]["ModelRequestCompletedEvent"] | components["schemas"]["OutputRepairEvent"] | components["schemas"]["RunContinuedEvent"] | components["schemas"]["RunPausedEvent"] | components["schemas"]["RunCompletedEvent"] | components["schemas"]["RunErrorEvent"] | components["schemas"]["RunCancelledEvent"];
         /** @description The run waits behind the session's turn (`on_busy: "enqueue"`); `position` 1 is first in line. Its `run_started` follows when it starts. */
         RunQueuedEvent: {
             /** @description The session's event sequence number (the SSE `id:`); resume after it */
@@ -1182,6 +1182,44 @@ export interface components {
             type: "run_queued";
             data: {
                 position: number;
+            };
+        };
+        /** @description An input sent to the running run (`on_busy: "steer"`): its model gets it as a user message before its next call. */
+        InputSteeredEvent: {
+            /** @description The session's event sequence number (the SSE `id:`); resume after it */
+            seq: number;
+            run_id: string;
+            session_id: string;
+            /** @description ISO 8601 time the event was emitted */
+            created_at: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "input_steered";
+            data: {
+                steer_id: string;
+                input: {
+                    [key: string]: unknown;
+                }[];
+            };
+        };
+        /** @description The run stopped before its model saw a steer: the steer became the queued run `queued_as`. */
+        SteerQueuedEvent: {
+            /** @description The session's event sequence number (the SSE `id:`); resume after it */
+            seq: number;
+            run_id: string;
+            session_id: string;
+            /** @description ISO 8601 time the event was emitted */
+            created_at: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "steer_queued";
+            data: {
+                steer_id: string;
+                queued_as: string;
             };
         };
         /** @description A run began (once per run, its log's first event but for a queued run's `run_queued`). */
@@ -1569,7 +1607,7 @@ export interface components {
                 [key: string]: unknown;
             };
             /**
-             * @description When the session has an active run: `reject` (409 session_busy), `enqueue` (a `queued` run that starts when the session is free), `interrupt` (the active run is cancelled and this turn starts on top of what it did) or `rollback` (cancelled, and this turn starts from before it); `steer` is not available yet; absent: the agent's `on_busy` (docs/runs.md)
+             * @description When the session has an active run: `reject` (409 session_busy), `enqueue` (a `queued` run that starts when the session is free), `interrupt` (the active run is cancelled and this turn starts on top of what it did) or `rollback` (cancelled, and this turn starts from before it) or `steer` (the input joins the active run: 202 with `steer_id` at once); absent: the agent's `on_busy` (docs/runs.md)
              * @enum {string}
              */
             on_busy?: "reject" | "enqueue" | "interrupt" | "rollback" | "steer";
@@ -3088,7 +3126,7 @@ export interface operations {
                     "text/event-stream": components["schemas"]["Event"];
                 };
             };
-            /** @description background: true — accepted, executed from the queue (`pending`); a retry with the same Idempotency-Key answers 202 again with the run's current status */
+            /** @description background: true — accepted, executed from the queue (`pending`, or `queued` behind a busy session's run); a retry with the same Idempotency-Key answers 202 again with the run's current status. `on_busy: "steer"` on a busy session: the input joined the active run (`run_id`), `steered_into` is that run or the queued run the steer became */
             202: {
                 headers: {
                     [name: string]: unknown;
@@ -3099,6 +3137,10 @@ export interface operations {
                         session_id: string;
                         /** @enum {string} */
                         status: "queued" | "pending" | "running" | "paused" | "completed" | "cancelled" | "error";
+                    } | {
+                        run_id: string;
+                        steer_id: string;
+                        steered_into: string;
                     };
                 };
             };

@@ -154,22 +154,6 @@ describe('on_busy: "enqueue"', () => {
     expect(transcript.filter((m) => m.run_id === queued.run_id).map((m) => m.role)).toEqual(["user", "assistant"]);
     expect((await storedEvents(agent.id, queued.run_id)).filter((e) => e.type === "run_started")).toHaveLength(1);
   });
-
-  it("refuses the strategy not built yet with a 400 naming on_busy, on a turn and on an agent", async () => {
-    const { agent } = await gatedAgent();
-    const available = '"reject" or "enqueue" or "interrupt" or "rollback"';
-    const turn = await postRun(agent.id, { input: "hi", on_busy: "steer" });
-    expect(turn.status).toBe(400);
-    expect((await turn.json<ErrorBody>()).error.details.fields).toEqual([
-      { path: "on_busy", message: `"steer" is not available yet: use ${available}` },
-    ]);
-    expect((await (await api(`/v1/agents/${agent.id}/runs`)).json<{ data: unknown[] }>()).data).toEqual([]);
-    const created = await api("/v1/agents", { body: { provider: "mock", model: "mock-1", on_busy: "steer" } });
-    expect(created.status).toBe(400);
-    expect((await created.json<ErrorBody>()).error.details.fields).toEqual([
-      { path: "on_busy", message: `"steer" is not available yet: use ${available}` },
-    ]);
-  });
 });
 
 /** User texts of a provider request the recording gateway received (Messages format). */
@@ -258,5 +242,112 @@ describe("a turn on a free session", () => {
     const events = await readEvents(await postRun(agent.id, { input: "alone", on_busy: "enqueue", stream: true }));
     expect(events[0]?.type).toBe("run_started");
     expect(events.at(-1)).toMatchObject({ type: "run_completed", data: { output: "You said: alone" } });
+  });
+});
+
+type Steered = { run_id: string; steer_id: string; steered_into: string };
+
+describe('on_busy: "steer"', () => {
+  it("gives the input to the running run's model before its next call, after the tool results, answered in the same run", async () => {
+    const { bucket, agent } = await recordedGatedAgent();
+    const held = await heldRun(agent.id, bucket);
+    const response = await postRun(agent.id, { input: "also in Celsius", session_id: held.session_id, on_busy: "steer" });
+    expect(response.status).toBe(202);
+    const steered = await response.json<Steered>();
+    expect(steered).toEqual({ run_id: held.run_id, steer_id: expect.stringMatching(/^str_/), steered_into: held.run_id });
+    await openGate(bucket);
+    const run = await runOf(agent.id, held.run_id, "?wait=20");
+    expect(run).toMatchObject({ status: "completed", output: "You said: also in Celsius" });
+    // The model's second call: the tool result, then the steer as a user message.
+    const last = (await requestsOf(env.GATEWAY_URL, bucket)).at(-1)?.body as { messages: { role: string; content: { type: string }[] }[] };
+    expect(userTexts(last)).toEqual(["[[tool wait {}]] first", "also in Celsius"]);
+    expect(JSON.stringify(last.messages.at(-1))).toContain("tool_result");
+    const events = await storedEvents(agent.id, held.run_id);
+    expect(events.find((e) => e.type === "input_steered")?.data).toEqual({
+      steer_id: steered.steer_id,
+      input: [{ type: "text", text: "also in Celsius" }],
+    });
+    expect(events.filter((e) => e.type === "model_request_started")).toHaveLength(2);
+    const transcript = await transcriptOf(held.session_id);
+    expect(transcript.filter((m) => m.role === "user").map((m) => [m.run_id, m.content[0]?.text])).toEqual([
+      [held.run_id, "[[tool wait {}]] first"],
+      [held.run_id, "also in Celsius"],
+    ]);
+  });
+
+  it("makes one more model call when the model gives its final answer while a steer is pending", async () => {
+    const agent = await createAgent();
+    const reader = new SseReader(await postRun(agent.id, { input: "[[slow 3000]] slow answer", stream: true }));
+    const [started] = await reader.until("model_request_started");
+    const steered = await (
+      await postRun(agent.id, { input: "one more thing", session_id: started!.session_id, on_busy: "steer" })
+    ).json<Steered>();
+    expect(steered.steered_into).toBe(started!.run_id);
+    const rest = await reader.rest();
+    expect(rest.filter((e) => e.type === "model_request_started")).toHaveLength(1);
+    expect(rest.at(-1)).toMatchObject({ type: "run_completed", data: { output: "You said: one more thing" } });
+    const transcript = await transcriptOf(started!.session_id);
+    expect(transcript.map((m) => [m.role, m.content[0]?.text])).toEqual([
+      ["user", "[[slow 3000]] slow answer"],
+      ["assistant", "You said: slow answer"],
+      ["user", "one more thing"],
+      ["assistant", "You said: one more thing"],
+    ]);
+  });
+
+  it("turns a steer the model never saw into the next queued run when the run is cancelled", async () => {
+    const { bucket, agent } = await gatedAgent();
+    const held = await heldRun(agent.id, bucket);
+    const steered = await (
+      await postRun(agent.id, { input: "never mind, do this", session_id: held.session_id, on_busy: "steer" })
+    ).json<Steered>();
+    expect(steered.steered_into).toBe(held.run_id);
+    expect((await api(`/v1/agents/${agent.id}/runs/${held.run_id}/cancel`, { method: "POST" })).status).toBe(200);
+    const events = await storedEvents(agent.id, held.run_id);
+    const queuedAs = events.find((e) => e.type === "steer_queued")?.data as { steer_id: string; queued_as: string };
+    expect(queuedAs.steer_id).toBe(steered.steer_id);
+    expect(events.map((e) => e.type).slice(-2)).toEqual(["steer_queued", "run_cancelled"]);
+    expect(await runOf(agent.id, queuedAs.queued_as, "?wait=20")).toMatchObject({
+      status: "completed",
+      output: "You said: never mind, do this",
+    });
+    await openGate(bucket);
+  });
+
+  it("turns a steer to a paused run into a queued run at once", async () => {
+    const agent = await createAgent({ tools: [{ type: "client", name: "ask_user", parameters: { type: "object", properties: {} } }] });
+    const paused = await (await postRun(agent.id, { input: "[[tool ask_user {}]] ask" })).json<
+      Run & { required_actions: { tool_call_id: string }[] }
+    >();
+    const steered = await (
+      await postRun(agent.id, { input: "meanwhile", session_id: paused.session_id, on_busy: "steer" })
+    ).json<Steered>();
+    expect(steered.steered_into).not.toBe(paused.id);
+    expect(await sessionOf(paused.session_id)).toMatchObject({ active_run_id: paused.id, queued_run_ids: [steered.steered_into] });
+    await api(`/v1/agents/${agent.id}/runs/${paused.id}/continue`, {
+      body: { tool_results: [{ tool_call_id: paused.required_actions[0]!.tool_call_id, output: "blue" }] },
+    });
+    expect(await runOf(agent.id, steered.steered_into, "?wait=20")).toMatchObject({ status: "completed", output: "You said: meanwhile" });
+  });
+
+  it("gives a pending steer to the model exactly once after the object crashes", async () => {
+    const agent = await createAgent();
+    const reader = new SseReader(await postRun(agent.id, { input: `${"[[slow 600000]]"} held`, stream: true }));
+    const [started] = await reader.until("model_request_started");
+    const sessionId = started!.session_id;
+    const headers = { "idempotency-key": `steer-${crypto.randomUUID()}` };
+    const first = await (
+      await api(`/v1/agents/${agent.id}/runs`, { body: { input: "after the crash", session_id: sessionId, on_busy: "steer" }, headers })
+    ).json<Steered>();
+    await abortAllDurableObjects();
+    await reader.cancel().catch(() => {});
+    // A retry of the same steer is recognised, not sent again.
+    const again = await (
+      await api(`/v1/agents/${agent.id}/runs`, { body: { input: "after the crash", session_id: sessionId, on_busy: "steer" }, headers })
+    ).json<Steered>();
+    expect(again).toEqual(first);
+    expect(await runOf(agent.id, started!.run_id, "?wait=20")).toMatchObject({ status: "completed", output: "You said: after the crash" });
+    const users = (await transcriptOf(sessionId)).filter((m) => m.role === "user").map((m) => m.content[0]?.text);
+    expect(users).toEqual(["[[slow 600000]] held", "after the crash"]);
   });
 });

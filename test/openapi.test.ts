@@ -180,8 +180,12 @@ describe("GET /openapi.json for client generators", () => {
     expect(document.components.schemas.Error?.properties?.error?.properties?.type?.enum).toEqual(
       expect.arrayContaining(["invalid_request", "session_busy", "payload_too_large", "internal"]),
     );
-    const accepted = createRun?.responses["202"]?.content?.["application/json"]?.schema as { properties: { status: { enum: string[] } } };
-    expect(accepted.properties.status.enum).toEqual(["queued", "pending", "running", "paused", "completed", "cancelled", "error"]);
+    // 202: a background run's status, or a steer's answer.
+    const accepted = createRun?.responses["202"]?.content?.["application/json"]?.schema as {
+      anyOf: { properties: Record<string, { enum?: string[] }> }[];
+    };
+    expect(accepted.anyOf[0]?.properties.status?.enum).toEqual(["queued", "pending", "running", "paused", "completed", "cancelled", "error"]);
+    expect(Object.keys(accepted.anyOf[1]?.properties ?? {})).toEqual(["run_id", "steer_id", "steered_into"]);
   });
 });
 

@@ -1,4 +1,3 @@
-import { AVAILABLE_ON_BUSY, type OnBusy } from "./definition";
 import type { DefinitionProblem } from "./definition-problem";
 
 export type { DefinitionProblem };
@@ -38,12 +37,6 @@ export function endpointProblems(definition: AgentDefinition, env: CheckEnv): De
  * operator's keys may go, a provider's own limits, an output schema the validator could not
  * apply, and the stored size.
  */
-/** Why an `on_busy` value cannot be used yet, or null (the contract's strategies not built yet are refused). */
-export function onBusyProblem(value: OnBusy | undefined): string | null {
-  if (value === undefined || AVAILABLE_ON_BUSY.includes(value)) return null;
-  return `"${value}" is not available yet: use ${AVAILABLE_ON_BUSY.map((v) => `"${v}"`).join(" or ")}`;
-}
-
 export function definitionProblems(definition: AgentDefinition, env: CheckEnv): DefinitionProblem[] {
   const problems: DefinitionProblem[] = [];
   if (definition.base_url !== null && definition.base_url !== MOCK_BASE_URL) {
@@ -61,8 +54,6 @@ export function definitionProblems(definition: AgentDefinition, env: CheckEnv): 
     if (reason) problems.push({ path: `tools.${index}.url`, message: reason });
   });
   problems.push(...settingsProblems(definition));
-  const onBusy = onBusyProblem(definition.on_busy);
-  if (onBusy) problems.push({ path: "on_busy", message: onBusy });
   const outputProblem = definition.output_schema === null ? null : schemaProblem(definition.output_schema);
   if (outputProblem) problems.push({ path: "output_schema", message: outputProblem });
   else problems.push(...outputSchemaProblems(definition.provider, definition.output_schema));

@@ -6,13 +6,10 @@ import { toolsSchema } from "./tools";
 
 /**
  * What a turn on a busy session does (docs/runs.md, Busy sessions): the request's `on_busy`,
- * else the agent's. `steer` is in the contract (docs/api.md) but not built yet: refused with a
- * 400 naming the field.
+ * else the agent's.
  */
 export const ON_BUSY = ["reject", "enqueue", "interrupt", "rollback", "steer"] as const;
 export type OnBusy = (typeof ON_BUSY)[number];
-/** The strategies built so far. */
-export const AVAILABLE_ON_BUSY: readonly OnBusy[] = ["reject", "enqueue", "interrupt", "rollback"];
 
 /** The providers an agent may name; `mock` is `anthropic` against the offline model. */
 export const PROVIDERS = ["anthropic", "openai", "openai-chat", "mock"] as const;
@@ -98,7 +95,7 @@ const fields = {
   on_busy: z
     .enum(ON_BUSY)
     .describe(
-      "What a turn on a session whose run is active does when the turn does not say: `reject` (409 session_busy), `enqueue` (queued behind it), `interrupt` (the active run is cancelled, the turn goes on from what it did) or `rollback` (cancelled, the turn goes on from before it); see docs/runs.md",
+      "What a turn on a session whose run is active does when the turn does not say: `reject` (409 session_busy), `enqueue` (queued behind it), `interrupt` (the active run is cancelled, the turn goes on from what it did), `rollback` (cancelled, the turn goes on from before it) or `steer` (the input joins the active run); see docs/runs.md",
     ),
   store_events: z
     .boolean()

@@ -1,5 +1,4 @@
 export {
-  AVAILABLE_ON_BUSY,
   MOCK_BASE_URL,
   ON_BUSY,
   PROVIDERS,
@@ -20,7 +19,6 @@ export {
   MAX_DEFINITION_BYTES,
   definitionProblems,
   endpointProblems,
-  onBusyProblem,
   outputSchemaProblems,
   settingsProblems,
   toolDescriptionProblem,

@@ -37,7 +37,9 @@ export async function startWithMedia(
     throw error;
   }
   try {
-    await releaseUnreferenced(env.MEDIA, scope, staged.written, answer.ok ? keptWith(answer.run, answer.replayed) : []);
+    // A steer's input is kept with the run it joined (or the queued run it became), not as that run's input.
+    const kept = !answer.ok ? [] : answer.steer ? (answer.replayed ? [] : staged.input) : keptWith(answer.run, answer.replayed);
+    await releaseUnreferenced(env.MEDIA, scope, staged.written, kept);
   } catch (error) {
     // The answer stands (a 409 stays a 409); the leftovers are under the session's prefix.
     logKept(scope, staged.written.length, error);

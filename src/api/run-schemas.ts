@@ -36,7 +36,7 @@ export const createRunBody = z
     metadata: z.record(z.string(), z.unknown()).default({}).openapi({ description: "Free-form values kept on the run" }),
     on_busy: z.enum(ON_BUSY).optional().openapi({
       description:
-        "When the session has an active run: `reject` (409 session_busy), `enqueue` (a `queued` run that starts when the session is free), `interrupt` (the active run is cancelled and this turn starts on top of what it did) or `rollback` (cancelled, and this turn starts from before it); `steer` is not available yet; absent: the agent's `on_busy` (docs/runs.md)",
+        "When the session has an active run: `reject` (409 session_busy), `enqueue` (a `queued` run that starts when the session is free), `interrupt` (the active run is cancelled and this turn starts on top of what it did) or `rollback` (cancelled, and this turn starts from before it) or `steer` (the input joins the active run: 202 with `steer_id` at once); absent: the agent's `on_busy` (docs/runs.md)",
     }),
     ...runSettingFields,
     user: z.string().min(1).max(64).optional().openapi({

@@ -45,6 +45,8 @@ const runOrStream = {
  */
 function respond(answer: RunAnswer, body: { background: boolean; stream: boolean }): Response {
   const { run, stream } = unwrap(answer);
+  // A steer is answered at once, whatever the request asked: the run it joined, and where it went.
+  if (answer.ok && answer.steer) return Response.json({ run_id: run.id, ...answer.steer }, { status: 202 });
   if (body.background && !body.stream) {
     return Response.json({ run_id: run.id, session_id: run.session_id, status: run.status }, { status: 202 });
   }
@@ -72,8 +74,15 @@ const createRun = createRoute({
     200: runOrStream,
     202: {
       description:
-        "background: true — accepted, executed from the queue (`pending`); a retry with the same Idempotency-Key answers 202 again with the run's current status",
-      content: { "application/json": { schema: z.object({ run_id: z.string(), session_id: z.string(), status: runStatusSchema }) } },
+        "background: true — accepted, executed from the queue (`pending`, or `queued` behind a busy session's run); a retry with the same Idempotency-Key answers 202 again with the run's current status. `on_busy: \"steer\"` on a busy session: the input joined the active run (`run_id`), `steered_into` is that run or the queued run the steer became",
+      content: {
+        "application/json": {
+          schema: z.union([
+            z.object({ run_id: z.string(), session_id: z.string(), status: runStatusSchema }),
+            z.object({ run_id: z.string(), steer_id: z.string(), steered_into: z.string() }),
+          ]),
+        },
+      },
     },
     ...startErrors,
   },

@@ -1,6 +1,5 @@
 import type { Context } from "hono";
 import {
-  onBusyProblem,
   outputSchemaProblems,
   settingsProblems,
   withRunSettings,
@@ -63,8 +62,6 @@ export function turnAgent(found: Agent, turn: Pick<Turn, "settings" | "adapt" | 
  * session. The caller checks its own body's limits first and renders the answer.
  */
 export async function startTurn(c: Context<AppEnv>, idempotencyBody: unknown, turn: Turn): Promise<RunAnswer> {
-  const onBusy = onBusyProblem(turn.on_busy);
-  if (onBusy) throw invalidFields([{ path: "on_busy", message: onBusy }], `on_busy: ${onBusy}`);
   const parsed = parseInput(turn.input, mediaContext(c.env));
   const tenant = c.get("tenant");
   const keyed = c.req.header("idempotency-key") !== undefined;

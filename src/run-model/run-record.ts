@@ -132,6 +132,10 @@ export type RunRecord = {
    * it starts, none of it is in any history.
    */
   queued?: number;
+  /** Internal: steers sent to the run that its model has not seen yet, in order (run-lifecycle.ts). */
+  steers?: Steer[];
+  /** Internal: the ids of the steers its model has seen (a retried steer is recognised). */
+  steered?: string[];
   /** Internal: a branch's `run_continued` data, emitted after its `run_started` (stored: a pending fork may start in another instance). */
   continued_from?: { from_checkpoint: string | null };
 };
@@ -155,6 +159,9 @@ export const queuedIdsOf = (runs: Pick<RunRecord, "id" | "status" | "queued">[])
     .filter((run) => run.status === "queued")
     .sort((a, b) => (a.queued ?? 0) - (b.queued ?? 0))
     .map((run) => run.id);
+
+/** An input sent to a running run (`on_busy: "steer"`): given to its model as a user message before the next call. */
+export type Steer = { id: string; input: InputPart[]; created_at: string };
 
 /** A new run's record: what the caller gives, and the fields every run starts with. */
 export function newRunRecord(
@@ -198,6 +205,8 @@ export function renderRun(run: RunRecord) {
     answer_error: _answerError,
     continued_from: _continuedFrom,
     queued: _queued,
+    steers: _steers,
+    steered: _steered,
     ...visible
   } = run;
   return visible;

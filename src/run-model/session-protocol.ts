@@ -63,6 +63,8 @@ export type RunAnswer = Result<{
   stream: ReadableStream<Uint8Array> | null;
   /** The run existed already (a retried request): this request created nothing. */
   replayed?: boolean;
+  /** A steer (`on_busy: "steer"`): the run it was sent to (`run`), its id, and the run it went into (that run, or a queued one). */
+  steer?: { steer_id: string; steered_into: string };
 }>;
 
 export type SessionView = {

@@ -188,6 +188,8 @@ export class RunLifecycle {
     const now = nowIso();
     let status: RunStatus = spec.background ? "pending" : "running";
     let ticket: number | undefined;
+    const steered = this.steerTarget(spec);
+    if (steered) return this.steer(steered, spec);
     let base = spec.base;
     const target = this.interruptTarget(spec);
     if (target) {
@@ -300,6 +302,113 @@ export class RunLifecycle {
     return { next, statements: [...input, ...core.saveRun(next)] };
   }
 
+  // ── steers: an input joins the running run ─────────────────────────────────────────────
+
+  /** The active run a plain turn with `on_busy: "steer"` joins, or null. */
+  private steerTarget(spec: NewRun): RunRecord | null {
+    if (spec.parent_run_id !== null || this.drivers.isDeleting()) return null;
+    const active = this.core.store.activeRun();
+    return active && this.onBusyOf(spec.on_busy) === "steer" ? active : null;
+  }
+
+  /**
+   * Sends the turn's input to the active run: stored with it at once (`input_steered`), given to
+   * its model before the next call. A paused run has stopped: the steer becomes a queued run
+   * (`steer_queued`). Answered at once; a retried steer (same Idempotency-Key) as the first was.
+   */
+  private async steer(active: RunRecord, spec: NewRun): Promise<RunAnswer> {
+    const { core } = this;
+    const steerId = spec.run_id ? spec.run_id.replace(/^run_/, "str_") : newId("str");
+    const answer = (into: string, replayed = false): RunAnswer => ({
+      ok: true,
+      run: renderRun(core.store.getRun(active.id) ?? active),
+      stream: null,
+      steer: { steer_id: steerId, steered_into: into },
+      ...(replayed ? { replayed: true } : {}),
+    });
+    const known = core.store.runSteeredWith(steerId);
+    if (known) return answer(known, true);
+    const steer = { id: steerId, input: spec.input ?? [], created_at: nowIso() };
+    if (active.status === "paused") {
+      let queued: RunRecord | null = null;
+      core.commit(() => {
+        queued = this.steerAsQueuedRun(active, steer, this.nextTicket());
+        return core.saveRun(queued);
+      });
+      const into = queued as unknown as RunRecord;
+      core.emit(active, "input_steered", { steer_id: steerId, input: steer.input });
+      core.emit(active, "steer_queued", { steer_id: steerId, queued_as: into.id });
+      core.emit(into, "run_queued", { position: core.store.queuedRuns().length });
+      await core.flush();
+      return answer(into.id);
+    }
+    active.steers = [...(active.steers ?? []), steer];
+    core.commit(() => core.saveRun(active));
+    core.emit(active, "input_steered", { steer_id: steerId, input: steer.input });
+    await core.flush();
+    return answer(active.id);
+  }
+
+  /** The loop, before a model call: the run's pending steers join the transcript as user messages, in one commit. */
+  private takeSteers(run: RunRecord): boolean {
+    const { core } = this;
+    this.withStoredSteers(run);
+    const pending = run.steers ?? [];
+    if (pending.length === 0) return false;
+    core.commit(() => {
+      const messages = pending.map((steer) => core.appendMessage(run, "user", steer.input));
+      run.steered = [...(run.steered ?? []), ...pending.map((steer) => steer.id)];
+      run.steers = [];
+      return [...messages, ...core.saveRun(run)];
+    });
+    return true;
+  }
+
+  /** Steers are written by `steer` while the loop holds an older copy of the run: a save takes them from storage. */
+  private withStoredSteers(run: RunRecord): void {
+    const stored = this.core.store.getRun(run.id);
+    if (!stored) return;
+    run.steers = stored.steers ?? [];
+    run.steered = stored.steered ?? [];
+  }
+
+  /** A steer that reached no model, as a queued run of its own (its id from the steer's, for retries). */
+  private steerAsQueuedRun(
+    from: RunRecord,
+    steer: { id: string; input: RunRecord["input"]; created_at: string },
+    ticket: number,
+  ): RunRecord {
+    const run = newRunRecord({
+      id: steer.id.replace(/^str_/, "run_"),
+      agent: from.agent,
+      session_id: from.session_id,
+      status: "queued",
+      input: steer.input,
+      parent_run_id: null,
+      forked_from_checkpoint: null,
+      metadata: {},
+      created_at: steer.created_at,
+      started_at: null,
+      output_schema: from.agent.output_schema ?? null,
+      base: { parent: null, until: null },
+    });
+    run.queued = ticket;
+    if (from.caller) run.caller = from.caller;
+    this.core.store.setMeta("queue_ticket", String(Math.max(ticket, Number(this.core.store.getMeta("queue_ticket") ?? "0"))));
+    return run;
+  }
+
+  /** The ticket of a run joining the end of the queue. */
+  private nextTicket(): number {
+    return Number(this.core.store.getMeta("queue_ticket") ?? "0") + 1;
+  }
+
+  /** A ticket before every queued run's: the front of the queue. */
+  private frontTicket(): number {
+    const first = this.core.store.queuedRuns()[0]?.queued;
+    return first ?? this.nextTicket();
+  }
+
   // ── pending → running ───────────────────────────────────────────────────────────────
 
   /** Starts the pending background run, if there is one; a second start does nothing. */
@@ -384,6 +493,7 @@ export class RunLifecycle {
       touch: () => this.touch(),
       finish: (run, status, patch) => this.finish(run, status, patch),
       retryLater: (run, failure, delayMs, step) => this.retryLater(run, failure, delayMs, step),
+      takeSteers: (run) => this.takeSteers(run),
     };
   }
 
@@ -425,6 +535,7 @@ export class RunLifecycle {
 
   /** Records a failed model call's attempt and waits on the alarm before the next one (the loop stops until it rings). */
   private retryLater(run: RunRecord, failure: ProviderError, delayMs: number, step: number): void {
+    this.withStoredSteers(run);
     const failedAttempt = run.call_attempt ?? 1;
     run.attempts += 1;
     run.metrics.retries += 1;
@@ -567,6 +678,10 @@ export class RunLifecycle {
     const from = core.store.runStatus(run.id) ?? run.status;
     if (!canMove(from, status)) throw new IllegalTransitionError(from, status);
     const now = nowIso();
+    // Steers its model never saw become queued runs, first in line (never lost).
+    this.withStoredSteers(run);
+    const unseen = run.steers ?? [];
+    run.steers = [];
     // A run cancelled in the queue never ran: no time, no checkpoint.
     const ran = from !== "queued";
     // The checkpoint and the terminal event of the run's end go out even when nothing else did here.
@@ -578,8 +693,14 @@ export class RunLifecycle {
       run.metrics.duration_ms = ran ? Date.parse(now) - Date.parse(run.started_at ?? run.created_at) : 0;
     }
     let next: RunRecord | null = null;
+    const requeued: { steer_id: string; queued_as: RunRecord }[] = [];
     core.commit(() => {
       const statements: MirrorStatement[] = [];
+      for (const [index, steer] of unseen.entries()) {
+        const queued = this.steerAsQueuedRun(run, steer, this.frontTicket() - (unseen.length - index));
+        requeued.push({ steer_id: steer.id, queued_as: queued });
+        statements.push(...core.saveRun(queued));
+      }
       // The turn is released before the terminal answer or event goes out (docs/api.md), and in
       // the same transaction given to the first queued run: nobody can take it in between.
       if (status !== "paused" && core.store.getMeta("active_run_id") === run.id) {
@@ -594,6 +715,10 @@ export class RunLifecycle {
       if (status !== "paused" && ran) core.addCheckpoint(run, { after: "end", tool_call_id: null, tool_name: null });
       return [...core.saveRun(run), ...statements, core.mirrorSessionRow()];
     });
+    for (const { steer_id, queued_as } of requeued) {
+      core.emit(run, "steer_queued", { steer_id, queued_as: queued_as.id });
+      core.emit(queued_as, "run_queued", { position: 1 + core.store.queuedRuns().findIndex((q) => q.id === queued_as.id) });
+    }
     for (const timer of ["watchdog", "retry", "queue_fallback"] as const) core.setTimer(timer, null);
     // The object's own copy of the event log follows the same retention as the D1 mirror's.
     if (status !== "paused") core.store.pruneEvents(eventRetentionCutoff(core.env, new Date()));

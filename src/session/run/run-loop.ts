@@ -44,6 +44,8 @@ export interface LoopHost extends TranscriptHost {
    * once the commit is done.
    */
   addCheckpoint(run: RunRecord, at: { after: Checkpoint["after"]; tool_call_id: string | null; tool_name: string | null }): void;
+  /** Appends the run's pending steers to the transcript as user messages (one commit); false when it has none. */
+  takeSteers(run: RunRecord): boolean;
   /** Records a failed attempt and arms the retry alarm; the loop stops until it rings. */
   retryLater(run: RunRecord, failure: ProviderError, delayMs: number, step: number): void;
 }
@@ -61,8 +63,11 @@ export async function driveRun(host: LoopHost, runId: string, signal: AbortSigna
     host.touch();
     const history = messagesOf(branchOf(host.store, run));
     const last = history[history.length - 1];
+    const calls = last?.role === "assistant" ? toolCallsOf(last) : [];
+    // Steers join before the next model call, after a step's tool results: so also after a final
+    // answer, which then gets one more call (the steer is answered in the same run).
+    if (calls.length === 0 && host.takeSteers(run)) continue;
     if (last?.role === "assistant") {
-      const calls = toolCallsOf(last);
       if (calls.length === 0) {
         const outcome = finalOutcome(run, textOf(last));
         await host.finish(run, outcome.status, outcome.patch);

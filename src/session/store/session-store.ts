@@ -211,6 +211,22 @@ export class SessionStore {
     return id === undefined ? null : this.getRun(id);
   }
 
+  /** The run a steer went into: the run it was sent to (pending or seen), or the queued run it became; null when unknown. */
+  runSteeredWith(steerId: string): string | null {
+    this.ensure();
+    const row = this.sql
+      .exec<{ id: string }>(
+        `SELECT r.id AS id FROM runs r, json_each(r.body, '$.steers') s WHERE json_extract(s.value, '$.id') = ?1
+         UNION ALL SELECT r.id FROM runs r, json_each(r.body, '$.steered') s WHERE s.value = ?1
+         UNION ALL SELECT id FROM runs WHERE id = ?2
+         LIMIT 1`,
+        steerId,
+        steerId.replace(/^str_/, "run_"),
+      )
+      .toArray()[0];
+    return row?.id ?? null;
+  }
+
   /** The session's queued runs (`on_busy: "enqueue"`), first in line first. */
   queuedRuns(): RunRecord[] {
     this.ensure();

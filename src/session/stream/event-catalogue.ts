@@ -89,6 +89,16 @@ export const EVENT_CATALOGUE = {
     'The run waits behind the session\'s turn (`on_busy: "enqueue"`); `position` 1 is first in line. Its `run_started` follows when it starts',
     z.object({ position: int }),
   ),
+  input_steered: entry(
+    false,
+    'An input sent to the running run (`on_busy: "steer"`): its model gets it as a user message before its next call',
+    z.object({ steer_id: z.string(), input: z.array(z.record(z.string(), z.unknown())) }),
+  ),
+  steer_queued: entry(
+    false,
+    "The run stopped before its model saw a steer: the steer became the queued run `queued_as`",
+    z.object({ steer_id: z.string(), queued_as: z.string() }),
+  ),
   run_started: entry(
     false,
     "A run began (once per run, its log's first event but for a queued run's `run_queued`)",
