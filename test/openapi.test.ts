@@ -184,7 +184,15 @@ describe("GET /openapi.json for client generators", () => {
     const accepted = createRun?.responses["202"]?.content?.["application/json"]?.schema as {
       anyOf: { properties: Record<string, { enum?: string[] }> }[];
     };
-    expect(accepted.anyOf[0]?.properties.status?.enum).toEqual(["queued", "pending", "running", "paused", "completed", "cancelled", "error"]);
+    expect(accepted.anyOf[0]?.properties.status?.enum).toEqual([
+      "queued",
+      "pending",
+      "running",
+      "paused",
+      "completed",
+      "cancelled",
+      "error",
+    ]);
     expect(Object.keys(accepted.anyOf[1]?.properties ?? {})).toEqual(["run_id", "steer_id", "steered_into"]);
   });
 });
