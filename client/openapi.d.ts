@@ -552,6 +552,8 @@ export interface components {
                 url: string;
                 /** @default 10000 */
                 timeout_ms?: number;
+                /** @default false */
+                requires_approval?: boolean;
             } | {
                 /** @enum {string} */
                 type: "client";
@@ -581,6 +583,8 @@ export interface components {
                 type: "builtin";
                 /** @enum {string} */
                 name: "current_time" | "http_get";
+                /** @default false */
+                requires_approval?: boolean;
             })[];
             /**
              * @description A JSON Schema (an object) every run's answer must fit: `Run.output` is the parsed object
@@ -711,6 +715,11 @@ export interface components {
                 keep_last_messages?: number;
             } | null;
             /**
+             * @description A tool call waiting for approval longer than this is denied (`approval timed out`); null: it waits until it is answered
+             * @default null
+             */
+            approval_timeout_seconds?: number | null;
+            /**
              * @description What a turn on a session whose run is active does when the turn does not say: `reject` (409 session_busy), `enqueue` (queued behind it), `interrupt` (the active run is cancelled, the turn goes on from what it did), `rollback` (cancelled, the turn goes on from before it) or `steer` (the input joins the active run); see docs/runs.md
              * @default reject
              * @enum {string}
@@ -779,6 +788,8 @@ export interface components {
                 url: string;
                 /** @default 10000 */
                 timeout_ms?: number;
+                /** @default false */
+                requires_approval?: boolean;
             } | {
                 /** @enum {string} */
                 type: "client";
@@ -808,6 +819,8 @@ export interface components {
                 type: "builtin";
                 /** @enum {string} */
                 name: "current_time" | "http_get";
+                /** @default false */
+                requires_approval?: boolean;
             })[];
             /** @description A JSON Schema (an object) every run's answer must fit: `Run.output` is the parsed object. Optional; default null. */
             output_schema?: ({
@@ -886,6 +899,8 @@ export interface components {
                 /** @default 8 */
                 keep_last_messages?: number;
             } | null;
+            /** @description A tool call waiting for approval longer than this is denied (`approval timed out`); null: it waits until it is answered. Optional; default null. */
+            approval_timeout_seconds?: number | null;
             /**
              * @description What a turn on a session whose run is active does when the turn does not say: `reject` (409 session_busy), `enqueue` (queued behind it), `interrupt` (the active run is cancelled, the turn goes on from what it did), `rollback` (cancelled, the turn goes on from before it) or `steer` (the input joins the active run); see docs/runs.md. Optional; default "reject".
              * @enum {string}
@@ -944,6 +959,8 @@ export interface components {
                 url: string;
                 /** @default 10000 */
                 timeout_ms?: number;
+                /** @default false */
+                requires_approval?: boolean;
             } | {
                 /** @enum {string} */
                 type: "client";
@@ -973,6 +990,8 @@ export interface components {
                 type: "builtin";
                 /** @enum {string} */
                 name: "current_time" | "http_get";
+                /** @default false */
+                requires_approval?: boolean;
             })[];
             /** @description A JSON Schema (an object) every run's answer must fit: `Run.output` is the parsed object */
             output_schema?: ({
@@ -1051,6 +1070,8 @@ export interface components {
                 /** @default 8 */
                 keep_last_messages?: number;
             } | null;
+            /** @description A tool call waiting for approval longer than this is denied (`approval timed out`); null: it waits until it is answered */
+            approval_timeout_seconds?: number | null;
             /**
              * @description What a turn on a session whose run is active does when the turn does not say: `reject` (409 session_busy), `enqueue` (queued behind it), `interrupt` (the active run is cancelled, the turn goes on from what it did), `rollback` (cancelled, the turn goes on from before it) or `steer` (the input joins the active run); see docs/runs.md
              * @enum {string}
@@ -1102,6 +1123,11 @@ export interface components {
             output?: unknown;
             error: components["schemas"]["RunError"];
             required_actions: {
+                /**
+                 * @description A client tool's result, or a decision on a tool call; absent: tool_result
+                 * @enum {string}
+                 */
+                type?: "tool_result" | "approval";
                 tool_call_id: string;
                 name: string;
                 /** @description The arguments the model gave, as parsed JSON */
@@ -1166,7 +1192,7 @@ export interface components {
          *       }
          *     }
          */
-        Event: components["schemas"]["RunQueuedEvent"] | components["schemas"]["InputSteeredEvent"] | components["schemas"]["SteerQueuedEvent"] | components["schemas"]["RunStartedEvent"] | components["schemas"]["ModelRequestStartedEvent"] | components["schemas"]["ContentDeltaEvent"] | components["schemas"]["ReasoningDeltaEvent"] | components["schemas"]["ToolCallStartedEvent"] | components["schemas"]["ToolCallCompletedEvent"] | components["schemas"]["ToolCallErrorEvent"] | components["schemas"]["CheckpointEvent"] | components["schemas"]["RetryEvent"] | components["schemas"]["CompactionEvent"] | components["schemas"]["ModelRequestCompletedEvent"] | components["schemas"]["OutputRepairEvent"] | components["schemas"]["RunContinuedEvent"] | components["schemas"]["RunPausedEvent"] | components["schemas"]["RunCompletedEvent"] | components["schemas"]["RunErrorEvent"] | components["schemas"]["RunCancelledEvent"];
+        Event: components["schemas"]["RunQueuedEvent"] | components["schemas"]["InputSteeredEvent"] | components["schemas"]["SteerQueuedEvent"] | components["schemas"]["RunStartedEvent"] | components["schemas"]["ModelRequestStartedEvent"] | components["schemas"]["ContentDeltaEvent"] | components["schemas"]["ReasoningDeltaEvent"] | components["schemas"]["ToolCallStartedEvent"] | components["schemas"]["ToolCallCompletedEvent"] | components["schemas"]["ToolCallErrorEvent"] | components["schemas"]["CheckpointEvent"] | components["schemas"]["RetryEvent"] | components["schemas"]["CompactionEvent"] | components["schemas"]["ModelRequestCompletedEvent"] | components["schemas"]["OutputRepairEvent"] | components["schemas"]["RunContinuedEvent"] | components["schemas"]["ApprovalRequestedEvent"] | components["schemas"]["ApprovalDecidedEvent"] | components["schemas"]["RunPausedEvent"] | components["schemas"]["RunCompletedEvent"] | components["schemas"]["RunErrorEvent"] | components["schemas"]["RunCancelledEvent"];
         /** @description The run waits behind the session's turn (`on_busy: "enqueue"`); `position` 1 is first in line. Its `run_started` follows when it starts. */
         RunQueuedEvent: {
             /** @description The session's event sequence number (the SSE `id:`); resume after it */
@@ -1496,7 +1522,48 @@ export interface components {
                 from_checkpoint: string | null;
             };
         };
-        /** @description The run waits for the results of client tools. Terminal: the stream of this stretch of the run closes after it. */
+        /** @description A tool call waits for a person's decision (the tool has `requires_approval`); the run pauses for it. */
+        ApprovalRequestedEvent: {
+            /** @description The session's event sequence number (the SSE `id:`); resume after it */
+            seq: number;
+            run_id: string;
+            session_id: string;
+            /** @description ISO 8601 time the event was emitted */
+            created_at: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "approval_requested";
+            data: {
+                tool_call_id: string;
+                name: string;
+                arguments?: unknown;
+            };
+        };
+        /** @description A decision on a tool call: by a client's continue (`key_id` of its key) or by the agent's approval timeout. */
+        ApprovalDecidedEvent: {
+            /** @description The session's event sequence number (the SSE `id:`); resume after it */
+            seq: number;
+            run_id: string;
+            session_id: string;
+            /** @description ISO 8601 time the event was emitted */
+            created_at: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "approval_decided";
+            data: {
+                tool_call_id: string;
+                approve: boolean;
+                reason: string | null;
+                key_id: string | null;
+                /** @enum {string} */
+                source: "client" | "timeout";
+            };
+        };
+        /** @description The run waits for the results of client tools or for approvals. Terminal: the stream of this stretch of the run closes after it. */
         RunPausedEvent: {
             /** @description The session's event sequence number (the SSE `id:`); resume after it */
             seq: number;
@@ -1511,6 +1578,11 @@ export interface components {
             type: "run_paused";
             data: {
                 required_actions: {
+                    /**
+                     * @description A client tool's result, or a decision on a tool call; absent: tool_result
+                     * @enum {string}
+                     */
+                    type?: "tool_result" | "approval";
                     tool_call_id: string;
                     name: string;
                     /** @description The arguments the model gave, as parsed JSON */
@@ -1699,11 +1771,18 @@ export interface components {
             fork?: boolean;
             /** @description A string, or an array of content parts (at most 20) */
             input?: string | components["schemas"]["ContentPart"][];
-            /** @description A paused run's answers, one per required action. Optional; default []. */
+            /** @description A paused run's results of client tools, one per `tool_result` required action. Optional; default []. */
             tool_results?: {
                 tool_call_id: string;
                 output: string;
                 is_error?: boolean;
+            }[];
+            /** @description A paused run's decisions, one per `approval` required action (sent with the tool_results of any pending client tool). Optional; default []. */
+            approvals?: {
+                tool_call_id: string;
+                approve: boolean;
+                /** @description Why (a denied call's tool error reads `denied: <reason>`) */
+                reason?: string;
             }[];
             /** @description Answer with an SSE stream of the run's events. Optional; default false. */
             stream?: boolean;

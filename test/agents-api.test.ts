@@ -62,6 +62,7 @@ describe("POST /v1/agents", () => {
       max_cost_usd: null,
       prices: null,
       compaction: null,
+      approval_timeout_seconds: null,
       on_busy: "reject",
       store_events: true,
       metadata: {},
@@ -107,6 +108,7 @@ describe("POST /v1/agents", () => {
       url: "https://tools.example.com/weather",
       parameters: { type: "object", properties: {} },
       timeout_ms: 10000,
+      requires_approval: false,
     });
     expect(agent.compaction).toEqual({ enabled: false, trigger_tokens: 120000, keep_last_messages: 8 });
     expect(await getAgent(body.id)).toEqual(agent);

@@ -127,10 +127,12 @@ describe("client tools", () => {
     });
     expect(run.metrics).toMatchObject({ model_calls: 2, tool_calls: 1 });
 
+    // Sent again: the run as it is, nothing done twice (docs/tools.md).
     const again = await api(`/v1/agents/${agent.id}/runs/${paused.id}/continue`, {
       body: { tool_results: [{ tool_call_id: action.tool_call_id, output: "Ada" }] },
     });
-    expect(again.status).toBe(400);
+    expect(again.status).toBe(200);
+    expect(await again.json<Run>()).toMatchObject({ id: paused.id, status: "completed", metrics: { model_calls: 2, tool_calls: 1 } });
   });
 
   it("streams a continued run: run_continued, then the rest, then one terminal event", async () => {

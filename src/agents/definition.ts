@@ -92,6 +92,13 @@ const fields = {
   compaction: compactionSchema
     .nullable()
     .describe("Summarise a branch's older messages before a model call whose request passes `trigger_tokens`; null: never"),
+  approval_timeout_seconds: z
+    .number()
+    .int()
+    .min(1)
+    .max(30 * 86_400)
+    .nullable()
+    .describe("A tool call waiting for approval longer than this is denied (`approval timed out`); null: it waits until it is answered"),
   on_busy: z
     .enum(ON_BUSY)
     .describe(
@@ -121,6 +128,7 @@ const definitionShape = {
   max_cost_usd: fields.max_cost_usd.default(null),
   prices: fields.prices.default(null),
   compaction: fields.compaction.default(null),
+  approval_timeout_seconds: fields.approval_timeout_seconds.default(null),
   on_busy: fields.on_busy.default("reject"),
   store_events: fields.store_events.default(true),
   metadata: fields.metadata.default({}),

@@ -12,6 +12,8 @@ const description = z.string().max(4096).optional();
 const parameters = objectJsonSchema.default(noParameters);
 /** The model's arguments must fit `parameters`: sent as strict where the provider has it, and checked before the tool runs. */
 const strict = z.boolean().optional();
+/** The run pauses for a person's decision before each call of the tool (docs/tools.md, Approvals). */
+const requiresApproval = z.boolean().default(false);
 
 const webhookTool = z.strictObject({
   type: z.literal("webhook"),
@@ -22,6 +24,7 @@ const webhookTool = z.strictObject({
   /** Checked by the URL guard at request time (it depends on `ENVIRONMENT`). */
   url: z.string().min(1).max(2048),
   timeout_ms: z.number().int().min(100).max(60_000).default(10_000),
+  requires_approval: requiresApproval,
 });
 
 const clientTool = z.strictObject({
@@ -35,6 +38,7 @@ const clientTool = z.strictObject({
 const builtinTool = z.strictObject({
   type: z.literal("builtin"),
   name: z.enum(BUILTIN_TOOLS),
+  requires_approval: requiresApproval,
 });
 
 /** One entry of an agent's `tools` (docs/api.md, Tools). */

@@ -63,7 +63,20 @@ export const continueRunBody = z
       .array(z.strictObject({ tool_call_id: z.string().min(1), output: z.string(), is_error: z.boolean().optional() }))
       .max(128)
       .default([])
-      .openapi({ description: "A paused run's answers, one per required action" }),
+      .openapi({ description: "A paused run's results of client tools, one per `tool_result` required action" }),
+    approvals: z
+      .array(
+        z.strictObject({
+          tool_call_id: z.string().min(1),
+          approve: z.boolean(),
+          reason: z.string().max(1000).optional().openapi({ description: "Why (a denied call's tool error reads `denied: <reason>`)" }),
+        }),
+      )
+      .max(128)
+      .default([])
+      .openapi({
+        description: "A paused run's decisions, one per `approval` required action (sent with the tool_results of any pending client tool)",
+      }),
     stream: z.boolean().default(false).openapi({ description: "Answer with an SSE stream of the run's events" }),
     background: z.boolean().default(false).openapi({ description: "Run a fork from the queue and answer 202 at once" }),
     metadata: z.record(z.string(), z.unknown()).default({}).openapi({ description: "Free-form values kept on the new run" }),

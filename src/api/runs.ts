@@ -258,11 +258,11 @@ export const runRoutes = newRouter()
     const { plan, replay } = await idempotentPlan(c, body, { run_id: newId("run") }, z.object({ run_id: z.string() }));
     // Only a paused run takes tool_results, and only in place: a retried branch is asked for again
     // (the object answers the branch it recorded, or creates it if the first attempt never did).
-    if (replay && body.tool_results.length > 0) {
+    if (replay && (body.tool_results.length > 0 || body.approvals.length > 0)) {
       const source = unwrap(
         await callSession(c.env, tenant, stored.session_id, (stub) => stub.getRun(identity, run_id), { idempotent: true }),
       ).run;
-      const answers = new Set(body.tool_results.map((r) => r.tool_call_id));
+      const answers = new Set([...body.tool_results, ...body.approvals].map((r) => r.tool_call_id));
       const untouched = source.status === "paused" && source.required_actions.every((a) => answers.has(a.tool_call_id));
       if (!untouched) {
         // The first request continued the paused run in place: answer it as it stops, as the first answer did.
@@ -278,6 +278,8 @@ export const runRoutes = newRouter()
           ...identity,
           run_id,
           tool_results: body.tool_results,
+          approvals: body.approvals,
+          key_id: c.get("tokenId"),
           stream: body.stream,
           continue_from: body.continue_from,
           fork: body.fork,

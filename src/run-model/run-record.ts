@@ -47,7 +47,14 @@ export type Checkpoint = {
  */
 export type RunBase = { parent: string | null; until: number | null };
 
-export type RequiredAction = { tool_call_id: string; name: string; arguments: unknown };
+/**
+ * What a paused run waits for: a client tool's result (`tool_result`; entries stored without a
+ * type are these), or a person's decision on a tool call (`approval`).
+ */
+export type RequiredAction = { type?: "tool_result" | "approval"; tool_call_id: string; name: string; arguments: unknown };
+
+/** Whether a required action waits for an approval (not a client tool's result). */
+export const isApproval = (action: RequiredAction) => action.type === "approval";
 
 export type RunMetrics = {
   input_tokens: number;
@@ -136,6 +143,8 @@ export type RunRecord = {
   steers?: Steer[];
   /** Internal: the ids of the steers its model has seen (a retried steer is recognised). */
   steered?: string[];
+  /** Internal: tool calls a person approved, not run yet or run (each runs once). */
+  approved?: string[];
   /** Internal: a branch's `run_continued` data, emitted after its `run_started` (stored: a pending fork may start in another instance). */
   continued_from?: { from_checkpoint: string | null };
 };
@@ -207,6 +216,7 @@ export function renderRun(run: RunRecord) {
     queued: _queued,
     steers: _steers,
     steered: _steered,
+    approved: _approved,
     ...visible
   } = run;
   return visible;

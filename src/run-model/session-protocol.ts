@@ -36,9 +36,16 @@ export type StartRunRequest = SessionIdentity & {
 
 export type ToolResultInput = { tool_call_id: string; output: string; is_error?: boolean };
 
+/** A person's decision on a tool call waiting for approval. */
+export type ApprovalInput = { tool_call_id: string; approve: boolean; reason?: string };
+
 export type ContinueRunRequest = SessionIdentity & {
   run_id: string;
   tool_results: ToolResultInput[];
+  /** Decisions on the tool calls waiting for approval. */
+  approvals?: ApprovalInput[];
+  /** The API key that sent the decisions (`approval_decided.key_id`); "admin" for the admin token. */
+  key_id?: string;
   stream: boolean;
   /** For a branch: `"end"` (default), `"last_user"` or a checkpoint id. */
   continue_from?: string;

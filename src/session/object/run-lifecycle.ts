@@ -8,6 +8,7 @@ import type { ProviderError } from "../../providers/types";
 import { driveRun, type LoopHost } from "../run/run-loop";
 import {
   isActive,
+  isApproval,
   isUnfinished,
   isWaitingForRetry,
   newRunRecord,
@@ -24,6 +25,9 @@ import { RunDrivers } from "./run-drivers";
 import { canMove, IllegalTransitionError, move } from "./run-states";
 import type { NewRun } from "./new-run";
 import { deletingFailure, fail, type Refusal, type SessionCore } from "./session-core";
+
+/** The tool error a denied call gives the model. */
+const deniedOutput = (reason: string | undefined) => `denied: ${reason ?? "no reason given"}`;
 
 /** A running run whose invocation dies is resumed by the alarm after this long without progress. */
 const WATCHDOG_MS = 60_000;
@@ -590,18 +594,57 @@ export class RunLifecycle {
   // ── paused → running ────────────────────────────────────────────────────────────────
 
   /**
-   * Resumes a paused run in place with the client's tool results (checked by the caller against
-   * its required actions): they are recorded with the run's move, then announced, then driven.
+   * Resumes a paused run in place with the client's tool results and decisions (checked by the
+   * caller against its required actions): recorded with the run's move, then announced, then driven.
    */
   continueInPlace(run: RunRecord, request: ContinueRunRequest): Promise<RunAnswer> {
+    const stream = request.stream ? runEventStream(this.core.hub, run.id) : null;
+    const decisions = (request.approvals ?? []).map((a) => ({ ...a, source: "client" as const, key_id: request.key_id ?? null }));
+    this.answerActions(run, request.tool_results, decisions);
+    return this.answer(run.id, stream);
+  }
+
+  /**
+   * The agent's approval timeout rang: the calls the paused run still waits to have approved are
+   * denied (`approval timed out`). The run goes on when nothing else is pending; a client tool's
+   * result still pending keeps it paused, waiting for that alone.
+   */
+  expireApprovals(): void {
+    const run = this.core.store.activeRun();
+    if (run?.status !== "paused") return;
+    const expired = run.required_actions.filter(isApproval);
+    if (expired.length === 0) return;
+    const decisions = expired.map((a) => ({
+      tool_call_id: a.tool_call_id,
+      approve: false,
+      reason: "approval timed out",
+      source: "timeout" as const,
+      key_id: null,
+    }));
+    this.answerActions(run, [], decisions);
+  }
+
+  /**
+   * Records answers to a paused run's required actions in one commit: a client tool's result in
+   * the ledger; an approved call in `approved` (the loop runs it, once); a denied one as the tool
+   * error the model reads. With every action answered the run goes on; else it stays paused on
+   * the rest.
+   */
+  private answerActions(
+    run: RunRecord,
+    results: ContinueRunRequest["tool_results"],
+    decisions: { tool_call_id: string; approve: boolean; reason?: string; source: "client" | "timeout"; key_id: string | null }[],
+  ): void {
     const { core } = this;
-    const stream = request.stream ? runEventStream(core.hub, run.id) : null;
-    const answered = run.required_actions;
-    move(run, "running");
-    run.required_actions = [];
-    run.metrics.tool_calls += answered.length;
+    const answeredIds = new Set([...results, ...decisions].map((a) => a.tool_call_id));
+    const answered = run.required_actions.filter((a) => answeredIds.has(a.tool_call_id));
+    const rest = run.required_actions.filter((a) => !answeredIds.has(a.tool_call_id));
+    if (rest.length === 0) move(run, "running");
+    run.required_actions = rest;
+    run.metrics.tool_calls += results.length;
+    run.approved = [...(run.approved ?? []), ...decisions.filter((d) => d.approve).map((d) => d.tool_call_id)];
     core.commit(() => {
-      for (const result of request.tool_results) {
+      for (const result of results) {
         core.store.recordToolResult({
           tool_call_id: result.tool_call_id,
           run_id: run.id,
@@ -609,18 +652,39 @@ export class RunLifecycle {
           is_error: result.is_error ?? false,
         });
       }
+      for (const denied of decisions.filter((d) => !d.approve)) {
+        core.store.recordToolResult({
+          tool_call_id: denied.tool_call_id,
+          run_id: run.id,
+          output: deniedOutput(denied.reason),
+          is_error: true,
+        });
+      }
       return core.saveRun(run);
     });
-    core.emit(run, "run_continued", { from_checkpoint: null });
-    // The caller matched every result to one of the actions.
+    if (rest.some(isApproval)) this.armApprovalTimeout(run);
+    else core.setTimer("approval", null);
+    if (rest.length === 0) core.emit(run, "run_continued", { from_checkpoint: null });
     for (const { tool_call_id, name } of answered) {
-      const result = request.tool_results.find((r) => r.tool_call_id === tool_call_id);
+      const decision = decisions.find((d) => d.tool_call_id === tool_call_id);
+      if (decision) {
+        const { source, key_id, approve } = decision;
+        core.emit(run, "approval_decided", { tool_call_id, approve, reason: decision.reason ?? null, key_id, source });
+        if (!approve) core.emit(run, "tool_call_error", { tool_call_id, name, error: deniedOutput(decision.reason) });
+        continue;
+      }
+      const result = results.find((r) => r.tool_call_id === tool_call_id);
       if (!result) continue;
       if (result.is_error) core.emit(run, "tool_call_error", { tool_call_id, name, error: result.output });
       else core.emit(run, "tool_call_completed", { tool_call_id, name, output: result.output, duration_ms: null });
     }
-    this.drive(run.id);
-    return this.answer(run.id, stream);
+    if (rest.length === 0) this.drive(run.id);
+  }
+
+  /** The agent's `approval_timeout_seconds`, from when the run paused for approvals. */
+  private armApprovalTimeout(run: RunRecord): void {
+    const seconds = run.agent.approval_timeout_seconds;
+    if (seconds) this.core.setTimer("approval", Date.now() + seconds * 1000);
   }
 
   // ── any active status → cancelled | error; running → paused | completed ─────────────
@@ -719,7 +783,8 @@ export class RunLifecycle {
       core.emit(run, "steer_queued", { steer_id, queued_as: queued_as.id });
       core.emit(queued_as, "run_queued", { position: 1 + core.store.queuedRuns().findIndex((q) => q.id === queued_as.id) });
     }
-    for (const timer of ["watchdog", "retry", "queue_fallback"] as const) core.setTimer(timer, null);
+    for (const timer of ["watchdog", "retry", "queue_fallback", "approval"] as const) core.setTimer(timer, null);
+    if (status === "paused" && run.required_actions.some(isApproval)) this.armApprovalTimeout(run);
     // The object's own copy of the event log follows the same retention as the D1 mirror's.
     if (status !== "paused") core.store.pruneEvents(eventRetentionCutoff(core.env, new Date()));
     return { announced: this.drivers.holdUntilAnnounced(run.id, this.announce(run, status, eventData)), next };

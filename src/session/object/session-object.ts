@@ -23,7 +23,7 @@ import { RunLifecycle } from "./run-lifecycle";
 import { deletingFailure, fail, OUTBOX_RETRY_MS, SessionCore, type Refusal } from "./session-core";
 import { summarizeSession } from "./session-summary";
 import { upgradeIdentity } from "../stream/sockets";
-import { checkToolResults } from "../run/tool-results-check";
+import { checkAnswers } from "../run/tool-results-check";
 
 /**
  * The Session Durable Object: the only writer of one session. It holds the turn lock, runs
@@ -114,7 +114,7 @@ export class SessionObject extends DurableObject<SessionEnv> {
     return { ok: true, run: renderRun(this.core.store.getRun(runId) ?? run) };
   }
 
-  /** Resumes a paused run in place with the client's tool results. */
+  /** Resumes a paused run in place with the client's tool results and approval decisions. */
   async continueRun(request: ContinueRunRequest): Promise<RunAnswer> {
     const refused = await this.enter(request, { work: true });
     if (refused) return refused;
@@ -123,7 +123,18 @@ export class SessionObject extends DurableObject<SessionEnv> {
     const run = this.core.store.getRun(request.run_id);
     if (!run) return fail("not_found", `Run ${request.run_id} not found`);
     const branching = request.fork === true || request.continue_from !== undefined || request.input !== null;
+    const answered = [...request.tool_results, ...(request.approvals ?? [])].map((a) => a.tool_call_id);
+    if (
+      !branching &&
+      answered.length > 0 &&
+      (run.status !== "paused" || answered.every((id) => this.core.store.getToolResult(run.id, id) || run.approved?.includes(id)))
+    ) {
+      // Results and decisions for calls that are no longer pending (sent twice, or the run went on or stopped): the run as it is, nothing twice.
+      return { ok: true, run: renderRun(run), stream: null };
+    }
     switch (run.status) {
+      case "queued":
+        return fail("session_busy", `Run ${run.id} is queued: it has not started`, { session_id: run.session_id, run_id: run.id });
       case "pending":
       case "running":
         return this.life.busyFailure() ?? fail("session_busy", "The run is already running");
@@ -131,7 +142,7 @@ export class SessionObject extends DurableObject<SessionEnv> {
         // A paused run holds the session: it goes on in place, and a branch must cancel it first.
         if (request.fork === true) return this.life.busyFailure() ?? fail("session_busy", "The run is paused");
         if (branching) {
-          return fail("invalid_request", "A paused run continues in place with tool_results only", {
+          return fail("invalid_request", "A paused run continues in place with tool_results and approvals only", {
             fields: [{ path: request.input !== null ? "input" : "continue_from", message: "not allowed when continuing a paused run" }],
           });
         }
@@ -149,7 +160,7 @@ export class SessionObject extends DurableObject<SessionEnv> {
         fields: [{ path: "background", message: "not allowed when continuing a paused run" }],
       });
     }
-    const problem = checkToolResults(run.required_actions, request.tool_results);
+    const problem = checkAnswers(run.required_actions, request.tool_results, request.approvals ?? []);
     if (problem) return fail("invalid_request", problem.message, { fields: [problem] });
 
     return this.life.continueInPlace(run, request);
@@ -157,9 +168,10 @@ export class SessionObject extends DurableObject<SessionEnv> {
 
   /** A sibling of a finished run, from one of its checkpoints or before its last user message. */
   private async branch(source: RunRecord, request: ContinueRunRequest): Promise<RunAnswer> {
-    if (request.tool_results.length > 0) {
-      return fail("invalid_request", "tool_results only continue a paused run", {
-        fields: [{ path: "tool_results", message: `run ${source.id} is ${source.status}, not paused` }],
+    for (const field of ["tool_results", "approvals"] as const) {
+      if ((request[field] ?? []).length === 0) continue;
+      return fail("invalid_request", `${field} only continue a paused run`, {
+        fields: [{ path: field, message: `run ${source.id} is ${source.status}, not paused` }],
       });
     }
     const plan = planBranch(this.core.store, source, request.continue_from ?? "end", request.input);
@@ -343,6 +355,7 @@ export class SessionObject extends DurableObject<SessionEnv> {
         if (timer === "queue_fallback") this.life.startPending("queue fallback timer");
         if (timer === "retry") this.life.endRetryWait();
         if (timer === "watchdog") this.life.resumeStalled();
+        if (timer === "approval") this.life.expireApprovals();
       }
       this.core.timers.sync();
     } catch (error) {

@@ -12,7 +12,9 @@ export type TimerName =
   /** Ends a model call's backoff wait. */
   | "retry"
   /** Starts a pending background run whose queue message never came. */
-  | "queue_fallback";
+  | "queue_fallback"
+  /** Denies the tool calls a paused run has waited on past the agent's `approval_timeout_seconds`. */
+  | "approval";
 
 export class Timers {
   constructor(

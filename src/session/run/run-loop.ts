@@ -217,8 +217,16 @@ async function toolStep(host: LoopHost, run: RunRecord, calls: ReturnType<typeof
   // answered here with a tool error, not paused for.
   const isForClient = (c: ToolCallBlock) =>
     findTool(agent, c.name)?.type === "client" && hasObjectArguments(c) && strictArgumentsProblem(agent, c) === null;
+  // A call of a tool that requires approval runs only once a person approved it (run-lifecycle.ts records the decisions).
+  const waitsForApproval = (c: ToolCallBlock) => {
+    const tool = findTool(agent, c.name);
+    return (
+      tool !== undefined && tool.type !== "client" && tool.requires_approval === true && !(run.approved ?? []).includes(c.tool_call_id)
+    );
+  };
   const forClient = unanswered.filter(isForClient);
-  const forServer = unanswered.filter((c) => !isForClient(c));
+  const forApproval = unanswered.filter((c) => !isForClient(c) && waitsForApproval(c));
+  const forServer = unanswered.filter((c) => !isForClient(c) && !waitsForApproval(c));
 
   const queue = [...forServer];
   const worker = async () => {
@@ -262,13 +270,16 @@ async function toolStep(host: LoopHost, run: RunRecord, calls: ReturnType<typeof
 
   const current = host.store.getRun(run.id);
   if (current?.status !== "running" || signal.aborted) return;
-  if (forClient.length > 0) {
-    const required_actions: RequiredAction[] = forClient.map((c) => ({
+  if (forClient.length > 0 || forApproval.length > 0) {
+    const action = (type: "tool_result" | "approval") => (c: ToolCallBlock) => ({
+      type,
       tool_call_id: c.tool_call_id,
       name: c.name,
       arguments: c.arguments,
-    }));
-    for (const action of required_actions) host.emit(current, "tool_call_started", { ...action });
+    });
+    const required_actions: RequiredAction[] = [...forClient.map(action("tool_result")), ...forApproval.map(action("approval"))];
+    for (const { type, ...call } of required_actions)
+      host.emit(current, type === "approval" ? "approval_requested" : "tool_call_started", call);
     await host.finish(current, "paused", { required_actions });
     return;
   }

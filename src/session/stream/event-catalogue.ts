@@ -73,6 +73,10 @@ const usage = z.object({
 });
 
 export const requiredActionSchema = z.object({
+  type: z
+    .enum(["tool_result", "approval"])
+    .optional()
+    .openapi({ description: "A client tool's result, or a decision on a tool call; absent: tool_result" }),
   tool_call_id: z.string(),
   name: z.string(),
   arguments: z.unknown().openapi({ description: "The arguments the model gave, as parsed JSON" }),
@@ -156,7 +160,27 @@ export const EVENT_CATALOGUE = {
     "A paused run goes on, or a fork began (from_checkpoint: the checkpoint it forked from)",
     z.object({ from_checkpoint: z.string().nullable() }),
   ),
-  run_paused: entry(true, "The run waits for the results of client tools", z.object({ required_actions: z.array(requiredActionSchema) })),
+  approval_requested: entry(
+    false,
+    "A tool call waits for a person's decision (the tool has `requires_approval`); the run pauses for it",
+    z.object({ tool_call_id: z.string(), name: z.string(), arguments: z.unknown() }),
+  ),
+  approval_decided: entry(
+    false,
+    "A decision on a tool call: by a client's continue (`key_id` of its key) or by the agent's approval timeout",
+    z.object({
+      tool_call_id: z.string(),
+      approve: z.boolean(),
+      reason: z.string().nullable(),
+      key_id: z.string().nullable(),
+      source: z.enum(["client", "timeout"]),
+    }),
+  ),
+  run_paused: entry(
+    true,
+    "The run waits for the results of client tools or for approvals",
+    z.object({ required_actions: z.array(requiredActionSchema) }),
+  ),
   run_completed: entry(true, "The run finished", z.object({ output: z.unknown(), metrics: metricsSchema })),
   run_error: entry(true, "The run ended in error", z.object({ error: runErrorSchema })),
   run_cancelled: entry(true, "The run was cancelled", z.object({ reason: z.string() })),
