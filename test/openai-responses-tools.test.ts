@@ -85,3 +85,20 @@ describe("client function tools over /v1/responses", () => {
     expect(fine.output_text).toBe("You said: hi");
   });
 });
+
+describe("an agent whose tools require approval, over /v1/responses", () => {
+  it("is refused with a 400 naming model: the Responses API has no item to answer an approval", async () => {
+    const agent = await createAgent({ tools: [{ type: "builtin", name: "current_time", requires_approval: true }] });
+    const response = await api("/v1/responses", { body: { model: agent.id, input: "what time is it?" } });
+    expect(response.status).toBe(400);
+    expect(await response.json()).toEqual({
+      error: {
+        type: "invalid_request_error",
+        code: "invalid_request",
+        param: "model",
+        message: `model: the agent's tool "current_time" requires approval, which /v1/responses cannot answer: use POST /v1/agents/{agent_id}/runs`,
+      },
+    });
+    expect((await (await api(`/v1/agents/${agent.id}/runs`)).json<{ data: unknown[] }>()).data).toEqual([]);
+  });
+});

@@ -11,9 +11,20 @@ const AUTO_COMPACTION: Compaction = { enabled: true, trigger_tokens: 120_000, ke
  * The agent as one response's run uses it: the request's function tools join the agent's tools
  * as client tools (strict ones checked against their parameters), and `truncation` turns
  * Agentry's compaction on (`auto`) or off (`disabled`). The stored agent is untouched. A function
- * tool named like one of the agent's tools is a 400 naming it.
+ * tool named like one of the agent's tools is a 400 naming it, and so is an agent with a tool
+ * that requires approval (docs/tools.md, Approvals).
  */
 export function runAgent(agent: Agent, body: Pick<CreateResponseBody, "tools" | "truncation">): Agent {
+  // A call waiting for approval could only be answered with `approvals`, which the Responses API has no item for.
+  const gated = agent.tools.find((tool) => tool.type !== "client" && tool.requires_approval === true);
+  if (gated) {
+    throw invalidFields([
+      {
+        path: "model",
+        message: `the agent's tool "${gated.name}" requires approval, which /v1/responses cannot answer: use POST /v1/agents/{agent_id}/runs`,
+      },
+    ]);
+  }
   const tools: FunctionTool[] = body.tools ?? [];
   const taken = new Set(agent.tools.map((tool) => tool.name));
   tools.forEach((tool, index) => {
