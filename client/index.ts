@@ -17,8 +17,14 @@ export type ToolResult = Schemas["ContinueRun"]["tool_results"] extends (infer R
 export type RunRequest = Omit<Schemas["CreateRun"], "stream" | "background">;
 /** The body of `POST …/runs/{id}/continue`, without `stream` and `background`. */
 export type ContinueRequest = Omit<Schemas["ContinueRun"], "stream" | "background">;
+/** A decision on a tool call waiting for approval (`required_actions` of `type: "approval"`). */
+export type Approval = Schemas["ContinueRun"]["approvals"] extends (infer A)[] | undefined ? A : never;
 /** The 202 answer of a background run. */
 export type BackgroundRun = { run_id: string; session_id: string; status: Run["status"] };
+/** The 202 answer of a steer: the run it joined (`run_id`), its id, and the run it went into (that run, or a queued one). */
+export type Steered = { run_id: string; steer_id: string; steered_into: string };
+/** What a turn on a busy session does (docs/runs.md, Busy sessions). */
+export type OnBusy = NonNullable<RunRequest["on_busy"]>;
 
 /** Any fetch: the global one, or a test's (`SELF.fetch`, a wrapper that cuts connections). */
 export type FetchLike = (request: Request) => Promise<Response>;
@@ -114,6 +120,27 @@ export class AgentryClient {
       { ...body, stream: false, background: false },
       options,
     );
+  }
+
+  /**
+   * Sends `input` to the session's running turn (`on_busy: "steer"`): its model reads it before
+   * its next call. Answered at once; if the run stops first, the steer becomes a queued run (`steered_into`).
+   */
+  steer(agentId: string, sessionId: string, input: RunRequest["input"], options: CallOptions = {}): Promise<Steered> {
+    return this.json(
+      "POST",
+      `/v1/agents/${enc(agentId)}/runs`,
+      { input, session_id: sessionId, on_busy: "steer", stream: false, background: false },
+      options,
+    );
+  }
+
+  /**
+   * Answers a run paused for approvals (and, together, the results of any client tool pending in
+   * the same step), blocking: approved calls run once, denied ones become a tool error the model reads.
+   */
+  approve(agentId: string, runId: string, approvals: Approval[], toolResults: ToolResult[] = [], options: CallOptions = {}): Promise<Run> {
+    return this.continueRun(agentId, runId, { approvals, tool_results: toolResults }, options);
   }
 
   /** Resumes a paused run with the results of its client tools (`required_actions`), blocking. */

@@ -102,6 +102,31 @@ describe("typed client (client/)", () => {
     expect(done.output).toContain("ask returned: blue");
   });
 
+  it("queues a turn on a busy session, steers the running one, and approves a gated tool call", async () => {
+    const client = testClient();
+    const agent = await client.createAgent({
+      ...mockAgent,
+      tools: [{ type: "builtin", name: "current_time", requires_approval: true }],
+    });
+    const paused = await client.run(agent.id, { input: "[[tool current_time {}]] what time is it?" });
+    expect(paused.required_actions).toEqual([{ type: "approval", tool_call_id: expect.any(String), name: "current_time", arguments: {} }]);
+    // The session is held: a queued turn waits, a steer goes to the queue too (the run is paused).
+    const queued = await client.runInBackground(agent.id, { input: "next", session_id: paused.session_id, on_busy: "enqueue" });
+    expect(queued.status).toBe("queued");
+    const steered = await client.steer(agent.id, paused.session_id, "and the date?");
+    expect(steered).toMatchObject({ run_id: paused.id, steer_id: expect.stringMatching(/^str_/) });
+    const done = await client.approve(agent.id, paused.id, [{ tool_call_id: paused.required_actions[0]!.tool_call_id, approve: true }]);
+    expect(done).toMatchObject({ id: paused.id, status: "completed" });
+    expect(await client.waitForRun(agent.id, steered.steered_into, { timeoutSeconds: 20 })).toMatchObject({
+      status: "completed",
+      output: "You said: and the date?",
+    });
+    expect(await client.waitForRun(agent.id, queued.run_id, { timeoutSeconds: 20 })).toMatchObject({
+      status: "completed",
+      output: "You said: next",
+    });
+  });
+
   it("follows a paused run's continuation over SSE with streamContinue", async () => {
     const client = testClient({ fetch: cuttingFetch(2).fetch });
     const agent = await client.createAgent({
