@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { createAgent } from "./support/http";
+import { api, createAgent } from "./support/http";
 import { agentryOpenAI } from "./support/openai-sdk";
 import { deliverRunMessages, holdRunQueue } from "./support/run-queue";
+import { callsReceived, gateTool, openGate } from "./support/tool-server";
 
 describe("background responses", () => {
   it("queues a background response, which retrieve shows queued until the queue runs it, then completed", async () => {
@@ -31,5 +32,23 @@ describe("background responses", () => {
     expect((await client.responses.cancel(queued.id)).status).toBe("cancelled");
     const next = await client.responses.create({ model: agent.id, input: "after", conversation });
     expect(next.output_text).toBe("You said: after");
+  });
+});
+
+describe("a response on a busy conversation", () => {
+  it("follows the agent's on_busy, its steer taken as enqueue: the response is queued and answered in turn", async () => {
+    const bucket = crypto.randomUUID();
+    const agent = await createAgent({ on_busy: "steer", tools: [gateTool(bucket)] });
+    const client = agentryOpenAI();
+    const conversation = `busy-${crypto.randomUUID()}`;
+    const first = await client.responses.create({ model: agent.id, input: "[[tool wait {}]] first", conversation, background: true });
+    await callsReceived(bucket, 1);
+    const second = await client.responses.create({ model: agent.id, input: "second", conversation, background: true });
+    expect(second).toMatchObject({ status: "queued", output: [] });
+    expect(second.id).not.toBe(first.id);
+    await openGate(bucket);
+    await api(`/v1/agents/${agent.id}/runs/${second.id}?wait=20`);
+    expect(await client.responses.retrieve(second.id)).toMatchObject({ status: "completed", output_text: "You said: second" });
+    expect((await client.responses.retrieve(first.id)).status).toBe("completed");
   });
 });

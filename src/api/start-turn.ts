@@ -43,6 +43,11 @@ export type Turn = {
   history?: BroughtMessage[];
   /** What the turn does when the session is busy; absent: the agent's (docs/runs.md, Busy sessions). */
   on_busy?: OnBusy;
+  /**
+   * A surface whose answer must be a run of its own (`/v1/responses`): the agent's `on_busy` is
+   * sent as it is now, its `steer` as this instead.
+   */
+  steerAs?: Exclude<OnBusy, "steer">;
   /** What the surface answers about the run, from the agent as the run uses it; kept with the run. */
   surface?: (agent: Agent) => Record<string, unknown>;
 };
@@ -71,6 +76,7 @@ export async function startTurn(c: Context<AppEnv>, idempotencyBody: unknown, tu
   if (!keyed) await refuseEarly(c, turn);
   const agent = turnAgent(await agentLookup, turn);
   const surface = turn.surface ? turn.surface(agent) : undefined;
+  const onBusy = turn.on_busy ?? (turn.steerAs ? (agent.on_busy === "steer" ? turn.steerAs : agent.on_busy) : undefined);
   assertRunRecordFits({ agent, input: parsed, output_schema: turn.output_schema, metadata: turn.metadata, surface });
   const parts = await resolveInput(parsed, mediaContext(c.env));
   const historyMedia = turn.history ? await checkBroughtHistory(turn.history, mediaContext(c.env)) : [];
@@ -103,7 +109,7 @@ export async function startTurn(c: Context<AppEnv>, idempotencyBody: unknown, tu
           stream: turn.stream,
           background: turn.background,
           new_session: turn.session_id === undefined && !keyed,
-          ...(turn.on_busy ? { on_busy: turn.on_busy } : {}),
+          ...(onBusy ? { on_busy: onBusy } : {}),
           ...(history ? { history } : {}),
           ...(turn.caller ? { caller: turn.caller } : {}),
           ...(surface ? { surface } : {}),

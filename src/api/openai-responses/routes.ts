@@ -295,6 +295,8 @@ export const openAiResponseRoutes = newRouter()
       background: body.background ?? false,
       settings,
       adapt: (agent) => runAgent(agent, body),
+      // A busy session follows the agent's on_busy; a steer would answer another response's run.
+      steerAs: "enqueue",
       history,
       caller: await callerOf(body),
       surface: (agent) => (surface = surfaceOf(agent, { ...body, instructions: settings.instructions ?? null })),
