@@ -19,15 +19,17 @@ import {
 } from "../../run-model/run-record";
 import { deleteSessionRows } from "../store/mirror-statements";
 import type { MirrorStatement } from "../store/session-store";
-import { isTerminal, runEventStream } from "../stream/events";
+import { runEventStream } from "../stream/events";
 import type { ContinueRunRequest, Result, RunAnswer, SessionIdentity } from "../../run-model/session-protocol";
+import { armApprovalTimeout, type Decision, recordAnswers, remainingActions } from "./approval-answers";
+import { frontTicket, nextTicket, queuedRunOf, takeTicket } from "./queue-tickets";
+import { answerRun, stretchEnd } from "./run-answers";
+import { activeRunFor, busyRefusal, onBusyOf } from "./busy-policy";
 import { RunDrivers } from "./run-drivers";
+import { addSteer, steerIdOf, takeSteers, withStoredSteers } from "./steers";
 import { canMove, IllegalTransitionError, move } from "./run-states";
 import type { NewRun } from "./new-run";
 import { deletingFailure, fail, type Refusal, type SessionCore } from "./session-core";
-
-/** The tool error a denied call gives the model. */
-const deniedOutput = (reason: string | undefined) => `denied: ${reason ?? "no reason given"}`;
 
 /** A running run whose invocation dies is resumed by the alarm after this long without progress. */
 const WATCHDOG_MS = 60_000;
@@ -69,31 +71,15 @@ export class RunLifecycle {
     return this.drivers.launchingRuns();
   }
 
-  /**
-   * The refusal of a new turn while a run holds the session or waits in its queue (or while it
-   * is being deleted); null when it is free.
-   */
+  /** The refusal of a new turn while a run holds the session or waits in its queue, or while it is being deleted; null when it is free. */
   busyFailure(): Refusal | null {
-    const { store } = this.core;
     if (this.drivers.isDeleting()) return deletingFailure({ tenant: this.core.tenant(), session_id: this.core.sessionId });
-    const holder = store.activeRun() ?? store.queuedRuns()[0];
-    if (!holder) return null;
-    return fail("session_busy", `Session ${holder.session_id} has a ${holder.status} run`, {
-      session_id: holder.session_id,
-      active_run_id: holder.id,
-      active_status: holder.status,
-    });
+    return busyRefusal(this.core.store);
   }
 
-  /**
-   * What a turn on this busy session does: the request's `on_busy`, else the agent's as the run
-   * holding the session has it (its agent version: so the object can answer before the Worker
-   * reads the agent), else `reject`.
-   */
+  /** What a turn on this busy session does (busy-policy.ts). */
   onBusyOf(requested: OnBusy | undefined): OnBusy {
-    if (requested) return requested;
-    const holder = this.core.store.activeRun() ?? this.core.store.queuedRuns()[0];
-    return holder?.agent.on_busy ?? "reject";
+    return onBusyOf(this.core.store, requested);
   }
 
   /** Resolves once the terminal event of a run's ended stretch is out: its next transition may go on. */
@@ -112,41 +98,14 @@ export class RunLifecycle {
     return this.drivers.stopped(runId);
   }
 
-  /**
-   * Resolves when the run's current stretch ends (its terminal event), or after `timeoutMs`;
-   * either way it stops listening. Call it synchronously after reading the run as active: the
-   * terminal event follows the stored status, so it cannot be missed.
-   */
+  /** Resolves when the run's current stretch ends (its terminal event), or after `timeoutMs` (run-answers.ts). */
   stretchEnd(runId: string, timeoutMs?: number): Promise<void> {
-    return new Promise((resolve) => {
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const unsubscribe = this.core.hub.subscribe(
-        (event) => {
-          if (event.run_id === runId && isTerminal(event.type)) done();
-        },
-        { internal: true },
-      );
-      const done = () => {
-        clearTimeout(timer);
-        unsubscribe();
-        resolve();
-      };
-      if (timeoutMs !== undefined) timer = setTimeout(done, timeoutMs);
-    });
+    return stretchEnd(this.core.hub, runId, timeoutMs);
   }
 
   /** The answer to a start or a continue: the stream, or (`waitForStop`) the run once it has stopped. */
-  async answer(runId: string, stream: ReadableStream<Uint8Array> | null, waitForStop = true): Promise<RunAnswer> {
-    const { store } = this.core;
-    const current = store.getRun(runId);
-    if (!current) return fail("not_found", `Run ${runId} not found`);
-    if (stream || !waitForStop) return { ok: true, run: renderRun(current), stream };
-    if (current.status === "running" || current.status === "pending" || current.status === "queued") await this.stretchEnd(runId);
-    try {
-      return { ok: true, run: renderRun(store.getRun(runId) ?? current), stream: null };
-    } catch {
-      return fail("not_found", `Run ${runId} not found: its session was deleted`);
-    }
+  answer(runId: string, stream: ReadableStream<Uint8Array> | null, waitForStop = true): Promise<RunAnswer> {
+    return answerRun(this.core.store, this.core.hub, runId, stream, waitForStop);
   }
 
   // ── new → pending | running ─────────────────────────────────────────────────────────
@@ -168,11 +127,7 @@ export class RunLifecycle {
 
   /** The active run a plain turn with `on_busy` `interrupt` or `rollback` would cancel, or null. */
   private interruptTarget(spec: NewRun): RunRecord | null {
-    if (spec.parent_run_id !== null || this.drivers.isDeleting()) return null;
-    const active = this.core.store.activeRun();
-    if (!active) return null;
-    const policy = this.onBusyOf(spec.on_busy);
-    return policy === "interrupt" || policy === "rollback" ? active : null;
+    return this.drivers.isDeleting() ? null : activeRunFor(this.core.store, spec, ["interrupt", "rollback"]);
   }
 
   private async createNow(spec: NewRun): Promise<RunAnswer> {
@@ -219,7 +174,7 @@ export class RunLifecycle {
         });
       }
       status = "queued";
-      ticket = Number(core.store.getMeta("queue_ticket") ?? "0") + 1;
+      ticket = nextTicket(core.store);
     }
     if (!canMove("new", status)) throw new IllegalTransitionError("new", status);
     const run = newRunRecord({
@@ -278,7 +233,7 @@ export class RunLifecycle {
   private async enqueue(run: RunRecord, ticket: number, spec: NewRun): Promise<RunAnswer> {
     const { core } = this;
     core.commit(() => {
-      core.store.setMeta("queue_ticket", String(ticket));
+      takeTicket(core.store, ticket);
       return core.saveRun(run);
     });
     const stream = spec.stream ? runEventStream(core.hub, run.id) : null;
@@ -310,9 +265,7 @@ export class RunLifecycle {
 
   /** The active run a plain turn with `on_busy: "steer"` joins, or null. */
   private steerTarget(spec: NewRun): RunRecord | null {
-    if (spec.parent_run_id !== null || this.drivers.isDeleting()) return null;
-    const active = this.core.store.activeRun();
-    return active && this.onBusyOf(spec.on_busy) === "steer" ? active : null;
+    return this.drivers.isDeleting() ? null : activeRunFor(this.core.store, spec, ["steer"]);
   }
 
   /**
@@ -322,7 +275,7 @@ export class RunLifecycle {
    */
   private async steer(active: RunRecord, spec: NewRun): Promise<RunAnswer> {
     const { core } = this;
-    const steerId = spec.run_id ? spec.run_id.replace(/^run_/, "str_") : newId("str");
+    const steerId = spec.run_id ? steerIdOf(spec.run_id) : newId("str");
     const answer = (into: string, replayed = false): RunAnswer => ({
       ok: true,
       run: renderRun(core.store.getRun(active.id) ?? active),
@@ -334,83 +287,21 @@ export class RunLifecycle {
     if (known) return answer(known, true);
     const steer = { id: steerId, input: spec.input ?? [], created_at: nowIso() };
     if (active.status === "paused") {
-      let queued: RunRecord | null = null;
+      const queued = queuedRunOf(active, steer, nextTicket(core.store));
       core.commit(() => {
-        queued = this.steerAsQueuedRun(active, steer, this.nextTicket());
+        takeTicket(core.store, queued.queued ?? 0);
         return core.saveRun(queued);
       });
-      const into = queued as unknown as RunRecord;
       core.emit(active, "input_steered", { steer_id: steerId, input: steer.input });
-      core.emit(active, "steer_queued", { steer_id: steerId, queued_as: into.id });
-      core.emit(into, "run_queued", { position: core.store.queuedRuns().length });
+      core.emit(active, "steer_queued", { steer_id: steerId, queued_as: queued.id });
+      core.emit(queued, "run_queued", { position: core.store.queuedRuns().length });
       await core.flush();
-      return answer(into.id);
+      return answer(queued.id);
     }
-    active.steers = [...(active.steers ?? []), steer];
-    core.commit(() => core.saveRun(active));
+    addSteer(core, active, steer);
     core.emit(active, "input_steered", { steer_id: steerId, input: steer.input });
     await core.flush();
     return answer(active.id);
-  }
-
-  /** The loop, before a model call: the run's pending steers join the transcript as user messages, in one commit. */
-  private takeSteers(run: RunRecord): boolean {
-    const { core } = this;
-    this.withStoredSteers(run);
-    const pending = run.steers ?? [];
-    if (pending.length === 0) return false;
-    core.commit(() => {
-      const messages = pending.map((steer) => core.appendMessage(run, "user", steer.input));
-      run.steered = [...(run.steered ?? []), ...pending.map((steer) => steer.id)];
-      run.steers = [];
-      return [...messages, ...core.saveRun(run)];
-    });
-    return true;
-  }
-
-  /** Steers are written by `steer` while the loop holds an older copy of the run: a save takes them from storage. */
-  private withStoredSteers(run: RunRecord): void {
-    const stored = this.core.store.getRun(run.id);
-    if (!stored) return;
-    run.steers = stored.steers ?? [];
-    run.steered = stored.steered ?? [];
-  }
-
-  /** A steer that reached no model, as a queued run of its own (its id from the steer's, for retries). */
-  private steerAsQueuedRun(
-    from: RunRecord,
-    steer: { id: string; input: RunRecord["input"]; created_at: string },
-    ticket: number,
-  ): RunRecord {
-    const run = newRunRecord({
-      id: steer.id.replace(/^str_/, "run_"),
-      agent: from.agent,
-      session_id: from.session_id,
-      status: "queued",
-      input: steer.input,
-      parent_run_id: null,
-      forked_from_checkpoint: null,
-      metadata: {},
-      created_at: steer.created_at,
-      started_at: null,
-      output_schema: from.agent.output_schema ?? null,
-      base: { parent: null, until: null },
-    });
-    run.queued = ticket;
-    if (from.caller) run.caller = from.caller;
-    this.core.store.setMeta("queue_ticket", String(Math.max(ticket, Number(this.core.store.getMeta("queue_ticket") ?? "0"))));
-    return run;
-  }
-
-  /** The ticket of a run joining the end of the queue. */
-  private nextTicket(): number {
-    return Number(this.core.store.getMeta("queue_ticket") ?? "0") + 1;
-  }
-
-  /** A ticket before every queued run's: the front of the queue. */
-  private frontTicket(): number {
-    const first = this.core.store.queuedRuns()[0]?.queued;
-    return first ?? this.nextTicket();
   }
 
   // ── pending → running ───────────────────────────────────────────────────────────────
@@ -497,7 +388,7 @@ export class RunLifecycle {
       touch: () => this.touch(),
       finish: (run, status, patch) => this.finish(run, status, patch),
       retryLater: (run, failure, delayMs, step) => this.retryLater(run, failure, delayMs, step),
-      takeSteers: (run) => this.takeSteers(run),
+      takeSteers: (run) => takeSteers(this.core, run),
     };
   }
 
@@ -539,7 +430,7 @@ export class RunLifecycle {
 
   /** Records a failed model call's attempt and waits on the alarm before the next one (the loop stops until it rings). */
   private retryLater(run: RunRecord, failure: ProviderError, delayMs: number, step: number): void {
-    this.withStoredSteers(run);
+    withStoredSteers(this.core.store, run);
     const failedAttempt = run.call_attempt ?? 1;
     run.attempts += 1;
     run.metrics.retries += 1;
@@ -624,67 +515,12 @@ export class RunLifecycle {
     this.answerActions(run, [], decisions);
   }
 
-  /**
-   * Records answers to a paused run's required actions in one commit: a client tool's result in
-   * the ledger; an approved call in `approved` (the loop runs it, once); a denied one as the tool
-   * error the model reads. With every action answered the run goes on; else it stays paused on
-   * the rest.
-   */
-  private answerActions(
-    run: RunRecord,
-    results: ContinueRunRequest["tool_results"],
-    decisions: { tool_call_id: string; approve: boolean; reason?: string; source: "client" | "timeout"; key_id: string | null }[],
-  ): void {
-    const { core } = this;
-    const answeredIds = new Set([...results, ...decisions].map((a) => a.tool_call_id));
-    const answered = run.required_actions.filter((a) => answeredIds.has(a.tool_call_id));
-    const rest = run.required_actions.filter((a) => !answeredIds.has(a.tool_call_id));
-    if (rest.length === 0) move(run, "running");
-    run.required_actions = rest;
-    run.metrics.tool_calls += results.length;
-    run.approved = [...(run.approved ?? []), ...decisions.filter((d) => d.approve).map((d) => d.tool_call_id)];
-    core.commit(() => {
-      for (const result of results) {
-        core.store.recordToolResult({
-          tool_call_id: result.tool_call_id,
-          run_id: run.id,
-          output: result.output,
-          is_error: result.is_error ?? false,
-        });
-      }
-      for (const denied of decisions.filter((d) => !d.approve)) {
-        core.store.recordToolResult({
-          tool_call_id: denied.tool_call_id,
-          run_id: run.id,
-          output: deniedOutput(denied.reason),
-          is_error: true,
-        });
-      }
-      return core.saveRun(run);
-    });
-    if (rest.some(isApproval)) this.armApprovalTimeout(run);
-    else core.setTimer("approval", null);
-    if (rest.length === 0) core.emit(run, "run_continued", { from_checkpoint: null });
-    for (const { tool_call_id, name } of answered) {
-      const decision = decisions.find((d) => d.tool_call_id === tool_call_id);
-      if (decision) {
-        const { source, key_id, approve } = decision;
-        core.emit(run, "approval_decided", { tool_call_id, approve, reason: decision.reason ?? null, key_id, source });
-        if (!approve) core.emit(run, "tool_call_error", { tool_call_id, name, error: deniedOutput(decision.reason) });
-        continue;
-      }
-      const result = results.find((r) => r.tool_call_id === tool_call_id);
-      if (!result) continue;
-      if (result.is_error) core.emit(run, "tool_call_error", { tool_call_id, name, error: result.output });
-      else core.emit(run, "tool_call_completed", { tool_call_id, name, output: result.output, duration_ms: null });
-    }
-    if (rest.length === 0) this.drive(run.id);
-  }
-
-  /** The agent's `approval_timeout_seconds`, from when the run paused for approvals. */
-  private armApprovalTimeout(run: RunRecord): void {
-    const seconds = run.agent.approval_timeout_seconds;
-    if (seconds) this.core.setTimer("approval", Date.now() + seconds * 1000);
+  /** Answers a paused run's required actions (approval-answers.ts): with nothing left, the run goes on. */
+  private answerActions(run: RunRecord, results: ContinueRunRequest["tool_results"], decisions: Decision[]): void {
+    const goesOn = remainingActions(run, [...results, ...decisions]).length === 0;
+    if (goesOn) move(run, "running");
+    recordAnswers(this.core, run, results, decisions);
+    if (goesOn) this.drive(run.id);
   }
 
   // ── any active status → cancelled | error; running → paused | completed ─────────────
@@ -743,7 +579,7 @@ export class RunLifecycle {
     if (!canMove(from, status)) throw new IllegalTransitionError(from, status);
     const now = nowIso();
     // Steers its model never saw become queued runs, first in line (never lost).
-    this.withStoredSteers(run);
+    withStoredSteers(core.store, run);
     const unseen = run.steers ?? [];
     run.steers = [];
     // A run cancelled in the queue never ran: no time, no checkpoint.
@@ -761,7 +597,7 @@ export class RunLifecycle {
     core.commit(() => {
       const statements: MirrorStatement[] = [];
       for (const [index, steer] of unseen.entries()) {
-        const queued = this.steerAsQueuedRun(run, steer, this.frontTicket() - (unseen.length - index));
+        const queued = queuedRunOf(run, steer, frontTicket(core.store) - (unseen.length - index));
         requeued.push({ steer_id: steer.id, queued_as: queued });
         statements.push(...core.saveRun(queued));
       }
@@ -784,7 +620,7 @@ export class RunLifecycle {
       core.emit(queued_as, "run_queued", { position: 1 + core.store.queuedRuns().findIndex((q) => q.id === queued_as.id) });
     }
     for (const timer of ["watchdog", "retry", "queue_fallback", "approval"] as const) core.setTimer(timer, null);
-    if (status === "paused" && run.required_actions.some(isApproval)) this.armApprovalTimeout(run);
+    if (status === "paused" && run.required_actions.some(isApproval)) armApprovalTimeout(core, run);
     // The object's own copy of the event log follows the same retention as the D1 mirror's.
     if (status !== "paused") core.store.pruneEvents(eventRetentionCutoff(core.env, new Date()));
     return { announced: this.drivers.holdUntilAnnounced(run.id, this.announce(run, status, eventData)), next };
