@@ -1,7 +1,7 @@
 import { abortAllDurableObjects } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { isStrictlyIncreasing, SseReader, storedEvents } from "./support/events";
+import { isStrictlyIncreasing, openSocket, SseReader, storedEvents } from "./support/events";
 import { api, createAgent } from "./support/http";
 import { postRun, readEvents, transcriptOf, type Run } from "./support/runs";
 import { callsReceived, gateTool, openGate } from "./support/tool-server";
@@ -74,6 +74,30 @@ describe('on_busy: "enqueue"', () => {
     expect(isStrictlyIncreasing(log.map((e) => e.seq))).toBe(true);
     expect(log.filter((e) => e.type === "run_started").map((e) => e.run_id)).toEqual(ran.map((r) => r.id));
     expect(log.find((e) => e.run_id === third.run_id && e.type === "run_cancelled")?.data).toEqual({ reason: "cancelled by request" });
+  });
+
+  it("shows a session's watcher over WebSocket every run in turn, with no gap in seq", async () => {
+    const { bucket, agent } = await gatedAgent();
+    const held = await heldRun(agent.id, bucket);
+    const socket = await openSocket(held.session_id);
+    const queued = await (
+      await postRun(agent.id, { input: "next", session_id: held.session_id, on_busy: "enqueue", background: true })
+    ).json<Accepted>();
+    await openGate(bucket);
+    const seen = await socket.eventsUntil((e) => e.run_id === queued.run_id && e.type === "run_completed");
+    const fromQueued = seen.filter((e) => e.run_id === queued.run_id).map((e) => e.type);
+    expect(fromQueued[0]).toBe("run_queued");
+    expect(fromQueued[1]).toBe("run_started");
+    expect(seen.findIndex((e) => e.run_id === held.run_id && e.type === "run_completed")).toBeLessThan(
+      seen.findIndex((e) => e.run_id === queued.run_id && e.type === "run_started"),
+    );
+    // Every event the session logged from the socket's start on, once each, in seq order.
+    const logged = (await Promise.all([held.run_id, queued.run_id].map((id) => storedEvents(agent.id, id))))
+      .flat()
+      .filter((e) => e.seq >= seen[0]!.seq)
+      .sort((a, b) => a.seq - b.seq);
+    expect(seen).toEqual(logged);
+    expect(isStrictlyIncreasing(seen.map((e) => e.seq))).toBe(true);
   });
 
   it("answers a blocking or streamed queued turn once its own run has stopped", async () => {
