@@ -375,3 +375,38 @@ describe('on_busy: "steer"', () => {
     expect(users).toEqual(["[[slow 600000]] held", "after the crash"]);
   });
 });
+
+describe("each strategy against a run whose model call is in flight", () => {
+  /** A streamed run held in its model call (the offline model's slow answer), and its first events. */
+  async function heldInModelCall(agentId: string) {
+    const reader = new SseReader(await postRun(agentId, { input: "[[slow 600000]] thinking", stream: true }));
+    const [started] = await reader.until("model_request_started");
+    return { reader, runId: started!.run_id, sessionId: started!.session_id };
+  }
+
+  it("enqueue: the queued turn starts once the run holding the session ends (here: cancelled)", async () => {
+    const agent = await createAgent();
+    const held = await heldInModelCall(agent.id);
+    const queued = await (
+      await postRun(agent.id, { input: "my turn", session_id: held.sessionId, on_busy: "enqueue", background: true })
+    ).json<Accepted>();
+    expect(queued.status).toBe("queued");
+    await api(`/v1/agents/${agent.id}/runs/${held.runId}/cancel`, { method: "POST" });
+    expect(await runOf(agent.id, queued.run_id, "?wait=20")).toMatchObject({ status: "completed", output: "You said: my turn" });
+    expect((await held.reader.rest()).at(-1)).toMatchObject({ type: "run_cancelled", data: { reason: "cancelled by request" } });
+  });
+
+  it("rollback: the model call is aborted and the new turn's history leaves the rolled-back input out", async () => {
+    const bucket = crypto.randomUUID();
+    const agent = await createAgent({
+      provider: "anthropic",
+      model: "claude-test",
+      base_url: upstreamBase(env.GATEWAY_URL, bucket, "anthropic"),
+    });
+    const held = await heldInModelCall(agent.id);
+    const run = await (await postRun(agent.id, { input: "start over", session_id: held.sessionId, on_busy: "rollback" })).json<Run>();
+    expect(run).toMatchObject({ status: "completed", output: "You said: start over" });
+    expect((await held.reader.rest()).at(-1)).toMatchObject({ type: "run_cancelled", data: { reason: "rolled_back" } });
+    expect(userTexts((await requestsOf(env.GATEWAY_URL, bucket)).at(-1)?.body)).toEqual(["start over"]);
+  });
+});
