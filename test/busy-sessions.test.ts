@@ -162,6 +162,7 @@ describe('on_busy: "enqueue"', () => {
     expect(await sessionOf(held.session_id)).toMatchObject({ run_count: 17 });
     // The session's delete cancels the held run and every queued one.
     expect((await api(`/v1/sessions/${held.session_id}`, { method: "DELETE" })).status).toBe(204);
+    await openGate(bucket);
   });
 
   it("runs a queued turn exactly once after the object crashes with it in line", async () => {
