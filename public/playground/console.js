@@ -37,6 +37,7 @@ const state = {
   lastSeq: 0,
   usage: { input: 0, output: 0, cost: 0, costUnknown: false, retries: 0, tools: 0 },
   /** @type {AbortController | null} */ stream: null,
+  /** What holds the session's turn: a running run, a paused one, or nothing. @type {"running" | "paused" | null} */ busy: null,
 };
 
 function save() {
@@ -52,6 +53,11 @@ function headers() {
 function setStatus(text, kind = "muted") {
   $("status").textContent = text;
   $("status").className = kind;
+}
+
+/** Shows an error in the status line. @param {unknown} error */
+function showError(error) {
+  setStatus(String(error instanceof Error ? error.message : error), "error");
 }
 
 /** @param {Response} response */
@@ -123,13 +129,48 @@ async function loadSessions() {
 
 /** Picks a session; when it has a run under way (or paused), attaches to it. @param {string} sessionId */
 async function chooseSession(sessionId) {
+  stopFollowing();
   state.sessionId = sessionId;
+  state.runId = null;
   save();
   $("transcript").replaceChildren();
-  if (!sessionId) return;
-  const session = await api("/v1/sessions/" + encodeURIComponent(sessionId));
-  if (session.active_run_id) await attach(session.active_run_id, 0);
-  else await showTranscript();
+  await refreshSession();
+}
+
+/**
+ * Reads the session again: its queued runs, and the run holding its turn. When the page follows no
+ * stream, a run holding the turn other than the one shown (a queued run that started) is followed.
+ */
+async function refreshSession() {
+  const sessionId = state.sessionId;
+  const session = sessionId ? await api("/v1/sessions/" + encodeURIComponent(sessionId)) : null;
+  if (state.sessionId !== sessionId) return; // another session was picked meanwhile
+  showQueue(session?.queued_run_ids ?? []);
+  if (state.stream) return;
+  const active = session?.active_run_id ?? null;
+  if (active && active !== state.runId) return attach(active, 0);
+  setBusy(active ? "paused" : null);
+  await Promise.all([loadSessions(), showTranscript()]);
+}
+
+/** The session's queued runs, first in line first, each with a cancel button. @param {string[]} runIds */
+function showQueue(runIds) {
+  const list = $("queue");
+  list.replaceChildren();
+  for (const runId of runIds) {
+    const item = document.createElement("li");
+    item.textContent = runId + " queued";
+    item.dataset.runId = runId;
+    const button = document.createElement("button");
+    button.textContent = "Cancel";
+    button.addEventListener("click", guarded(async () => {
+      button.disabled = true;
+      await api(runPath(runId) + "/cancel", {});
+      await refreshSession();
+    }));
+    item.appendChild(button);
+    list.appendChild(item);
+  }
 }
 
 // ---- runs ----------------------------------------------------------------------------------------------------
@@ -143,20 +184,38 @@ function clearRunView() {
   showMetrics();
 }
 
-/** @param {boolean} running */
-function setRunning(running) {
-  $("send").disabled = running || !state.agentId;
-  $("cancel").disabled = !running;
+/**
+ * While a run holds the session, a message is sent with the chosen `on_busy`: steer by default
+ * while the run goes on, queue while it is paused (a steer would be queued anyway).
+ * @param {"running" | "paused" | null} busy
+ */
+function setBusy(busy) {
+  if (busy !== state.busy) $("on-busy").value = busy === "paused" ? "enqueue" : "steer";
+  state.busy = busy;
+  $("send").disabled = !state.agentId;
+  $("cancel").disabled = busy === null;
+  $("on-busy").disabled = busy === null;
+}
+
+/** A new stream for the page to follow; the one it followed before is dropped (its run goes on server-side). */
+function followNew() {
+  stopFollowing();
+  state.stream = new AbortController();
+  return state.stream;
+}
+
+function stopFollowing() {
+  state.stream?.abort();
+  state.stream = null;
 }
 
 /** Starts a turn (or a continuation) whose answer is an SSE stream, and follows it. @param {string} path @param {any} body */
 async function startStream(path, body) {
+  const controller = followNew();
   clearRunView();
   state.runId = null; // until the new run's first event names it
-  setRunning(true);
+  setBusy("running");
   setStatus("running…");
-  const controller = new AbortController();
-  state.stream = controller;
   try {
     const response = await fetch(path, { method: "POST", headers: headers(), body: JSON.stringify({ ...body, stream: true }), signal: controller.signal });
     if (!response.ok) throw new Error(await errorText(response));
@@ -171,13 +230,12 @@ async function startStream(path, body) {
  * or after a dropped stream (after the last seq seen). @param {string} runId @param {number} after
  */
 async function attach(runId, after) {
+  const controller = followNew();
   if (after === 0) clearRunView();
   state.runId = runId;
   save();
-  setRunning(true);
+  setBusy("running");
   setStatus("re-attached to " + runId + "…");
-  const controller = new AbortController();
-  state.stream = controller;
   try {
     const response = await fetch(runPath(runId) + "/events?after=" + after, {
       headers: { ...headers(), accept: "text/event-stream" },
@@ -201,17 +259,16 @@ async function follow(response, controller) {
   state.stream = null;
   // The stream closed before the run's terminal event: the run goes on server-side; pick it up where we left off.
   if (!ended && state.runId) return attach(state.runId, state.lastSeq);
-  setRunning(false);
   save();
-  if (state.sessionId) await Promise.all([loadSessions(), showTranscript()]);
+  await refreshSession();
 }
 
-/** @param {unknown} error */
+/** A stream the page followed failed (a dropped one it gave up itself is no error). @param {unknown} error */
 function failed(error) {
   if (error instanceof DOMException && error.name === "AbortError") return;
   state.stream = null;
-  setRunning(false);
-  setStatus(String(error instanceof Error ? error.message : error), "error");
+  setBusy(null);
+  showError(error);
 }
 
 /** @param {AgentryEvent} event */
@@ -277,12 +334,34 @@ function onEvent(event) {
       }
       setStatus("completed · run " + event.run_id, "ok");
       break;
-    case "run_paused":
-      setStatus("paused: the agent asks for a client tool", "muted");
-      showRequiredActions(event.run_id, data.required_actions || []);
+    case "run_paused": {
+      const actions = data.required_actions || [];
+      const approval = actions.some((/** @type {any} */ a) => a.type === "approval");
+      setStatus(approval ? "paused: a tool call waits for approval" : "paused: the agent asks for a client tool", "muted");
+      showRequiredActions(event.run_id, actions);
+      setBusy("paused");
+      break;
+    }
+    case "approval_requested":
+      note("approval", "? " + data.name + " " + JSON.stringify(data.arguments) + " waits for approval");
+      break;
+    case "approval_decided":
+      note("approval", (data.approve ? "✓ approved" : "✗ denied" + (data.reason ? ": " + data.reason : "")) + " by " + data.key_id + " (" + data.source + ")");
+      break;
+    case "input_steered":
+      steerNote(data.steer_id, "steer " + data.steer_id + " joined the run: " + inputText(data.input));
+      break;
+    case "steer_queued":
+      steerNote(data.steer_id, "steer " + data.steer_id + " became the queued run " + data.queued_as);
+      refreshSession().catch(showError);
+      break;
+    case "run_queued":
+      note("info", "queued (position " + data.position + ")");
+      setStatus("queued · run " + event.run_id);
+      refreshSession().catch(showError);
       break;
     case "run_cancelled":
-      setStatus("cancelled · run " + event.run_id, "error");
+      setStatus("cancelled" + (data.reason ? " (" + data.reason + ")" : "") + " · run " + event.run_id, "error");
       break;
     case "run_error":
       setStatus("error: " + (data.error ? data.error.type + ": " + data.error.message : "?"), "error");
@@ -313,6 +392,25 @@ function note(kind, text) {
   return item;
 }
 
+/** The activity line of a steer, if it is shown. @param {string} steerId */
+const steerLine = (steerId) => [...$("activity").querySelectorAll(".steer")].find((item) => item.dataset.steerId === steerId);
+
+/** The one line of a steer, added or brought up to date. @param {string} steerId @param {string} text */
+function steerNote(steerId, text) {
+  const item = steerLine(steerId) ?? note("steer", "");
+  item.dataset.steerId = steerId;
+  item.textContent = text;
+}
+
+/** A run's input as text: a string, or the text of its content blocks and messages. @param {any} input @returns {string} */
+function inputText(input) {
+  if (typeof input === "string") return input;
+  if (Array.isArray(input)) return input.map(inputText).join(" ");
+  if (input?.type === "text") return input.text;
+  if (input?.content !== undefined) return inputText(input.content);
+  return "[" + (input?.type ?? "?") + "]";
+}
+
 /** A checkpoint line with a "Fork here" button: a new run branched from that step. @param {string} runId @param {string} checkpointId @param {number} step */
 function checkpointNote(runId, checkpointId, step) {
   const item = note("checkpoint", "checkpoint " + checkpointId + " (step " + step + ") ");
@@ -327,28 +425,84 @@ function checkpointNote(runId, checkpointId, step) {
   item.appendChild(button);
 }
 
-/** A form per pending client tool call; "Continue" sends the results and follows the run. @param {string} runId @param {any[]} actions */
+/**
+ * A paused run's pending actions, all answered in one `continue`: Approve / Deny for each approval,
+ * a result field for each client tool call. With no client tool pending, the last decision sends it;
+ * otherwise "Continue" does, once every approval is decided. @param {string} runId @param {any[]} actions
+ */
 function showRequiredActions(runId, actions) {
   const box = $("actions");
   box.replaceChildren();
-  const fields = actions.map((action) => {
-    const label = document.createElement("label");
-    label.textContent = action.name + " " + JSON.stringify(action.arguments) + " → result:";
-    const field = document.createElement("textarea");
-    field.rows = 2;
-    field.dataset.toolCallId = action.tool_call_id;
-    label.appendChild(field);
-    box.appendChild(label);
-    return field;
-  });
+  const approvals = actions.filter((action) => action.type === "approval");
+  const labels = actions.filter((action) => action.type !== "approval").map(resultField);
+  const fields = labels.map((label) => /** @type {HTMLTextAreaElement} */ (label.querySelector("textarea")));
+  /** @type {Map<string, { tool_call_id: string, approve: boolean, reason?: string }>} */
+  const decisions = new Map();
+  const submit = () => {
+    const tool_results = fields.map((field) => ({ tool_call_id: field.dataset.toolCallId, output: field.value }));
+    const decided = [...decisions.values()];
+    startStream(runPath(runId) + "/continue", { ...(decided.length ? { approvals: decided } : {}), ...(fields.length ? { tool_results } : {}) });
+  };
   const button = document.createElement("button");
   button.id = "continue";
   button.textContent = "Continue with these results";
-  button.addEventListener("click", () => {
-    const tool_results = fields.map((field) => ({ tool_call_id: field.dataset.toolCallId, output: field.value }));
-    startStream(runPath(runId) + "/continue", { tool_results });
-  });
-  box.appendChild(button);
+  button.disabled = approvals.length > 0;
+  button.addEventListener("click", submit);
+  for (const action of approvals) {
+    box.appendChild(
+      approvalRequest(action, (decision) => {
+        decisions.set(decision.tool_call_id, decision);
+        const ready = decisions.size === approvals.length;
+        if (ready && fields.length === 0) submit();
+        button.disabled = !ready;
+      }),
+    );
+  }
+  box.append(...labels);
+  if (fields.length) box.appendChild(button);
+}
+
+/** A client tool call's result field. @param {any} action */
+function resultField(action) {
+  const label = document.createElement("label");
+  label.textContent = action.name + " " + JSON.stringify(action.arguments) + " → result:";
+  const field = document.createElement("textarea");
+  field.rows = 2;
+  field.dataset.toolCallId = action.tool_call_id;
+  label.appendChild(field);
+  return label;
+}
+
+/**
+ * A tool call waiting for approval: its name and arguments, Approve, Deny and an optional reason for a denial.
+ * @param {any} action @param {(decision: { tool_call_id: string, approve: boolean, reason?: string }) => void} decide
+ */
+function approvalRequest(action, decide) {
+  const row = document.createElement("div");
+  row.className = "approval-request";
+  row.dataset.toolCallId = action.tool_call_id;
+  const call = document.createElement("code");
+  call.textContent = action.name + " " + JSON.stringify(action.arguments);
+  const reason = document.createElement("input");
+  reason.placeholder = "reason (for a denial, optional)";
+  reason.className = "reason";
+  const approve = document.createElement("button");
+  approve.textContent = "Approve";
+  approve.className = "approve";
+  const deny = document.createElement("button");
+  deny.textContent = "Deny";
+  deny.className = "deny";
+  /** @param {boolean} yes */
+  const choose = (yes) => {
+    approve.disabled = deny.disabled = reason.disabled = true;
+    row.classList.add(yes ? "approved" : "denied");
+    const text = reason.value.trim();
+    decide({ tool_call_id: action.tool_call_id, approve: yes, ...(!yes && text ? { reason: text } : {}) });
+  };
+  approve.addEventListener("click", () => choose(true));
+  deny.addEventListener("click", () => choose(false));
+  row.append("Approve this call? ", call, approve, deny, reason);
+  return row;
 }
 
 async function showTranscript() {
@@ -371,6 +525,33 @@ async function showTranscript() {
     item.textContent = message.role + ": " + parts.join(" ");
     box.appendChild(item);
   }
+}
+
+/** Sends the message box: a new turn, or, while the session is busy, with the chosen `on_busy`. */
+async function send() {
+  const body = { input: $("input").value, ...(state.sessionId ? { session_id: state.sessionId } : {}) };
+  const onBusy = state.busy && state.sessionId ? $("on-busy").value : null;
+  if (onBusy === "steer") return steer(body);
+  if (onBusy === "enqueue") return enqueue(body);
+  return startStream(runsPath(), onBusy ? { ...body, on_busy: onBusy } : body);
+}
+
+/** Joins the running run (answered 202 at once); the line stays pending until the run's events show the steer. @param {any} body */
+async function steer(body) {
+  const { steer_id, run_id, steered_into } = await api(runsPath(), { ...body, on_busy: "steer" });
+  if (steered_into !== run_id) {
+    // The run had stopped (paused): the steer is a queued run.
+    steerNote(steer_id, "steer " + steer_id + " became the queued run " + steered_into);
+    return refreshSession();
+  }
+  if (!steerLine(steer_id)) steerNote(steer_id, "steer " + steer_id + " pending: " + inputText(body.input));
+}
+
+/** Queues the message behind the session's runs (`background`: the answer is 202 at once). @param {any} body */
+async function enqueue(body) {
+  const queued = await api(runsPath(), { ...body, on_busy: "enqueue", background: true });
+  note("info", "queued " + queued.run_id + " (" + queued.status + ")");
+  await refreshSession();
 }
 
 // One SSE frame per event: "id:", "event:", "data:" lines, a blank line after; ": ping" is a comment.
@@ -407,14 +588,12 @@ $("mock").addEventListener("click", guarded(useMockAgent));
 $("agent").addEventListener("change", guarded(() => chooseAgent($("agent").value)));
 $("session").addEventListener("change", guarded(() => chooseSession($("session").value)));
 $("show-transcript").addEventListener("click", guarded(showTranscript));
-$("send").addEventListener("click", () => {
-  const body = { input: $("input").value, ...(state.sessionId ? { session_id: state.sessionId } : {}) };
-  startStream(runsPath(), body);
-});
+$("send").addEventListener("click", () => send().catch(showError));
 $("cancel").addEventListener("click", guarded(async () => {
   if (!state.runId) return;
   const run = await api(runPath(state.runId) + "/cancel", {});
   setStatus(run.status + " · run " + run.id, run.status === "cancelled" ? "error" : "muted");
+  if (!state.stream) await refreshSession(); // a paused run: no stream brings its end
 }));
 
 /** On load: the saved token, agent and session; a run that was under way is followed again. */
@@ -428,9 +607,7 @@ async function restore() {
   await loadAgents();
   await loadSessions();
   if (!state.agentId || !state.sessionId) return setStatus("ready");
-  const session = await api("/v1/sessions/" + encodeURIComponent(state.sessionId));
-  if (session.active_run_id) return attach(session.active_run_id, 0);
   setStatus("ready");
-  await showTranscript();
+  await refreshSession();
 }
 restore().catch(failed);

@@ -29,15 +29,21 @@ The token is kept in this browser's local storage only.</p>
 <p class="muted">The mock agent runs the offline model with the <code>current_time</code> tool and a client tool
 <code>ask_user</code>. Try <code>Hello there [[slow 50]]</code>, <code>[[tool current_time {}]] What time is it?</code>,
 <code>[[tool ask_user {"question":"Name?"}]] Hi</code> (the run pauses for your answer) or
-<code>[[fail 529 x1]] Hi</code> (a retry).</p>
+<code>[[fail 529 x1]] Hi</code> (a retry). While a run holds the session, Send steers it, queues the message or
+interrupts the run ("while busy"); a tool with <code>requires_approval</code> pauses the run for Approve / Deny.</p>
 <label>Message <textarea id="input" rows="3">Hello there [[slow 30]]</textarea></label>
-<div class="row"><button id="send" disabled>Send (stream)</button><button id="cancel" disabled>Cancel</button>
+<div class="row"><button id="send" disabled>Send (stream)</button>
+<label class="inline" title="While a run holds the session: what a new message does (on_busy)">while busy
+<select id="on-busy" disabled><option value="steer">steer</option><option value="enqueue">queue</option>
+<option value="interrupt">interrupt</option></select></label>
+<button id="cancel" disabled>Cancel</button>
 <span id="status" class="muted"></span></div>
 <div id="metrics"></div>
+<ol id="queue" aria-label="Queued runs"></ol>
 <div class="columns">
   <section><h2>Answer</h2><div id="output"></div><div id="actions"></div>
   <h2>Transcript</h2><div id="transcript"></div></section>
-  <section><h2>Tool calls, retries, checkpoints</h2><ul id="activity"></ul></section>
+  <section><h2>Tool calls, approvals, steers, checkpoints</h2><ul id="activity"></ul></section>
 </div>
 <details><summary>Events</summary><div id="events"></div></details>
 </body>

@@ -130,6 +130,32 @@ const agentIsPlayground = () => {
   return agent instanceof HTMLSelectElement && agent.value === "playground";
 };
 
+/** An offline agent whose `current_time` waits for a person's approval. */
+const APPROVAL_AGENT = {
+  id: "playground-approvals",
+  name: "Playground (approvals)",
+  provider: "mock",
+  model: "mock-1",
+  tools: [{ type: "builtin", name: "current_time", requires_approval: true }],
+};
+
+/**
+ * Creates the agent through the API unless it is there (the local D1 state outlives a run of this test), then picks it in the page.
+ * @param {{ id: string }} agent
+ */
+async function useAgent(agent) {
+  const auth = { authorization: `Bearer ${adminToken()}`, "content-type": "application/json" };
+  const known = await fetch(`${base}/v1/agents/${agent.id}`, { headers: auth });
+  if (known.status === 404) {
+    const created = await fetch(`${base}/v1/agents`, { method: "POST", headers: auth, body: JSON.stringify(agent) });
+    assert.equal(created.status, 201, await created.text());
+  } else assert.equal(known.status, 200);
+  // The token field's change event reloads the agent list.
+  await page.locator("#token").dispatchEvent("change");
+  await page.locator(`#agent option[value='${agent.id}']`).waitFor({ state: "attached" });
+  await page.selectOption("#agent", agent.id);
+}
+
 /**
  * Types a message into the console and sends it.
  * @param {string} text
@@ -242,6 +268,64 @@ test("picking an earlier session shows its transcript", async () => {
   await page.selectOption("#session", toolSession);
   await page.locator("#transcript .message.user", { hasText: "Hello there [[tool current_time {}]]" }).waitFor();
   await page.locator("#transcript .message.tool", { hasText: "utc" }).waitFor();
+});
+
+test("a message sent while a run streams is steered into it, and the run answers it", async () => {
+  await newSession();
+  await send("Take your time [[slow 5000]]");
+  await page.locator("#events", { hasText: "model_request_started" }).waitFor({ state: "attached" });
+  assert.equal(await page.inputValue("#on-busy"), "steer");
+  await send("Also mention the weather");
+  await page.locator("#activity .steer", { hasText: "joined the run: Also mention the weather" }).waitFor();
+  await shot("07-steered");
+  await status().filter({ hasText: "completed" }).waitFor();
+  // The run's model read the steer before a last call, whose answer is the run's.
+  assert.equal(await output().textContent(), "You said: Also mention the weather");
+  await page.locator("#transcript .message.user", { hasText: "Also mention the weather" }).waitFor();
+  assert.equal(await page.locator("#on-busy").isDisabled(), true);
+});
+
+test("a message sent with interrupt cancels the running run and is answered instead", async () => {
+  await newSession();
+  await send("This would take long [[slow 20000]]");
+  await page.locator("#events", { hasText: "model_request_started" }).waitFor({ state: "attached" });
+  await page.selectOption("#on-busy", "interrupt");
+  await send("Answer this instead");
+  await status().filter({ hasText: "completed" }).waitFor();
+  assert.equal(await output().textContent(), "You said: Answer this instead");
+  await page.locator("#transcript .message.user", { hasText: "This would take long" }).waitFor();
+});
+
+test("a run waiting for approval holds the session: a message queues behind it and runs once the call is approved", async () => {
+  await useAgent(APPROVAL_AGENT);
+  await newSession();
+  await send("What time is it? [[tool current_time {}]]");
+  await status().filter({ hasText: "paused: a tool call waits for approval" }).waitFor();
+  await page.locator("#actions .approval-request", { hasText: "current_time {}" }).waitFor();
+  assert.equal(await page.inputValue("#on-busy"), "enqueue");
+  await send("And after that?");
+  const queued = page.locator("#queue li", { hasText: /^run_\S+ queued/ });
+  await queued.waitFor();
+  assert.equal(await queued.count(), 1);
+  await shot("08-approval-and-queue");
+  await page.click("#actions .approve");
+  // The approved call runs, its run completes, then the queued run starts and is followed.
+  await page.locator("#transcript .message.assistant", { hasText: "current_time returned: {" }).waitFor();
+  await page.locator("#transcript .message.assistant", { hasText: "You said: And after that?" }).waitFor();
+  await queued.waitFor({ state: "detached" });
+  await status().filter({ hasText: "completed" }).waitFor();
+});
+
+test("a denied call is answered with the reason, and the run completes", async () => {
+  await newSession();
+  await send("[[tool current_time {}]] Time please");
+  await page.locator("#actions .approval-request", { hasText: "current_time {}" }).waitFor();
+  await page.fill("#actions .reason", "not now");
+  await page.click("#actions .deny");
+  await status().filter({ hasText: "completed" }).waitFor();
+  assert.match((await output().textContent()) ?? "", /^You said: Time please\ncurrent_time returned: .*denied: not now/);
+  await page.locator("#activity .approval", { hasText: "denied: not now by admin (client)" }).waitFor();
+  await shot("09-denied");
 });
 
 test("no request of the page failed (no /favicon.ico 404)", async () => {
