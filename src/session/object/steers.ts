@@ -23,9 +23,11 @@ export function addSteer(core: SessionCore, run: RunRecord, steer: Steer): void 
   core.commit(() => core.saveRun(run));
 }
 
-/** The loop, before a model call: the run's pending steers join the transcript as user messages, in one commit. */
+/**
+ * The loop, before a model call: the run's pending steers join the transcript as user messages,
+ * in one commit. `run` is the loop's copy read at the top of this step, with no await since.
+ */
 export function takeSteers(core: SessionCore, run: RunRecord): boolean {
-  withStoredSteers(core.store, run);
   const pending = run.steers ?? [];
   if (pending.length === 0) return false;
   core.commit(() => {
