@@ -8,6 +8,8 @@ export type RunStatus = "queued" | "pending" | "running" | "paused" | "completed
 /** The statuses of a run that holds its session's turn. */
 export const ACTIVE_STATUSES: readonly RunStatus[] = ["pending", "running", "paused"];
 export const isActive = (status: RunStatus) => ACTIVE_STATUSES.includes(status);
+/** A run whose current stretch has not ended: it waits for its turn or its start, or runs (a paused one's stretch has ended). */
+export const isGoingOn = (status: RunStatus | null) => status === "queued" || status === "pending" || status === "running";
 /** A run that has not ended: it holds the turn, or waits in the session's queue for it (`queued`). */
 export const isUnfinished = (status: RunStatus) => status === "queued" || isActive(status);
 

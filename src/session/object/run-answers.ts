@@ -1,4 +1,4 @@
-import { renderRun } from "../../run-model/run-record";
+import { isGoingOn, renderRun } from "../../run-model/run-record";
 import type { RunAnswer } from "../../run-model/session-protocol";
 import { type EventHub, isTerminal } from "../stream/events";
 import type { SessionStore } from "../store/session-store";
@@ -38,7 +38,7 @@ export async function answerRun(
   const current = store.getRun(runId);
   if (!current) return fail("not_found", `Run ${runId} not found`);
   if (stream || !waitForStop) return { ok: true, run: renderRun(current), stream };
-  if (current.status === "running" || current.status === "pending" || current.status === "queued") await stretchEnd(hub, runId);
+  if (isGoingOn(current.status)) await stretchEnd(hub, runId);
   try {
     return { ok: true, run: renderRun(store.getRun(runId) ?? current), stream: null };
   } catch {

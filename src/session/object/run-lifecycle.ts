@@ -287,9 +287,10 @@ export class RunLifecycle {
     if (known) return answer(known, true);
     const steer = { id: steerId, input: spec.input ?? [], created_at: nowIso() };
     if (active.status === "paused") {
-      const queued = queuedRunOf(active, steer, nextTicket(core.store));
+      const ticket = nextTicket(core.store);
+      const queued = queuedRunOf(active, steer, ticket);
       core.commit(() => {
-        takeTicket(core.store, queued.queued ?? 0);
+        takeTicket(core.store, ticket);
         return core.saveRun(queued);
       });
       core.emit(active, "input_steered", { steer_id: steerId, input: steer.input });

@@ -14,16 +14,13 @@ import { mirrorMessage, mirrorRun, mirrorRunInputs, mirrorSession } from "../sto
 import type { SessionFailure, SessionIdentity } from "../../run-model/session-protocol";
 import { initializeNew, rebuildFromMirror } from "../store/rebuild";
 import type { RunMessage } from "../../run-model/run-message";
-import type { Checkpoint, RunRecord, RunStatus } from "../../run-model/run-record";
+import { type Checkpoint, isGoingOn, type RunRecord, type RunStatus } from "../../run-model/run-record";
 import { SessionSockets } from "../stream/sockets";
 import { SessionStore, type MirrorStatement, type StoredMessage } from "../store/session-store";
 import { Timers, type TimerName } from "./timers";
 
 /** A failed D1 mirror batch is retried on the alarm after this long. */
 export const OUTBOX_RETRY_MS = 2_000;
-
-/** A run that may still emit events of its own (any other's stretch has ended). */
-const isGoingOn = (status: RunStatus | null) => status === "queued" || status === "pending" || status === "running";
 
 /** A refusal the Worker turns into docs/api.md's error answer. */
 export const fail = (type: SessionFailure["type"], message: string, details?: Record<string, unknown>) =>

@@ -18,7 +18,7 @@ import { estimateTokens, toModelMessages, type TranscriptMessage } from "../tran
 import { summarizeOlderMessages } from "../transcript/compactor";
 import { compactedBranch } from "../transcript/model-history";
 import { planBranch } from "../transcript/branch-plan";
-import { renderRun, type Checkpoint, type Run, type RunRecord } from "../../run-model/run-record";
+import { isGoingOn, renderRun, type Checkpoint, type Run, type RunRecord } from "../../run-model/run-record";
 import { RunLifecycle } from "./run-lifecycle";
 import { deletingFailure, fail, OUTBOX_RETRY_MS, SessionCore, type Refusal } from "./session-core";
 import { summarizeSession } from "./session-summary";
@@ -110,7 +110,7 @@ export class SessionObject extends DurableObject<SessionEnv> {
     if (refused) return refused;
     const run = this.core.store.getRun(runId);
     if (!run) return fail("not_found", `Run ${runId} not found`);
-    if (run.status === "queued" || run.status === "pending" || run.status === "running") await this.life.stretchEnd(runId, waitMs);
+    if (isGoingOn(run.status)) await this.life.stretchEnd(runId, waitMs);
     return { ok: true, run: renderRun(this.core.store.getRun(runId) ?? run) };
   }
 
