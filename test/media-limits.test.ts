@@ -3,7 +3,9 @@ import { describe, expect, it } from "vitest";
 import { ApiError } from "../src/core/errors";
 import { parseInput, resolveInput, type MediaContext } from "../src/media";
 import { imageSize } from "../src/media/image-size";
-import { MAX_IMAGE_BYTES } from "../src/media/limits";
+import { MAX_CALL_MEDIA_BYTES, MAX_IMAGE_BYTES, MAX_REQUEST_BYTES } from "../src/media/limits";
+import { callMedia } from "../src/media/load";
+import type { Message } from "../src/core/messages";
 import { handleMockModel } from "../src/mock-model/index";
 import { api, createAgent } from "./support/http";
 import { encryptedPdf, fromBase64, gradientPng, noisePng, pdfOfPages, pngOfSize, TINY_PNG, toBase64 } from "./support/media";
@@ -259,6 +261,49 @@ describe("media within the vendors' limits", () => {
     expect(await anthropicAnswer(ask(pdf(60), pdf(41)))).toEqual({
       status: 400,
       message: "messages.0.content.1.pdf.source.base64.data: A maximum of 100 PDF pages may be provided.",
+    });
+  });
+
+  it("keeps a call's media within the 32 MB request that the rest of the call leaves, oldest media first out", () => {
+    const MB = 1024 * 1024;
+    const photo = (n: number) => ({
+      type: "image" as const,
+      media_type: "image/png",
+      media_id: `med_${n}`,
+      size: 4 * MB,
+      width: 900,
+      height: 900,
+    });
+    const turn = (n: number, text: string): Message => ({ role: "user", content: [photo(n), { type: "text", text }] });
+    const base64 = (blocks: { size?: number }[]) => blocks.reduce((sum, block) => sum + Math.ceil(((block.size ?? 0) * 4) / 3), 0);
+    // Short text: the per-call media cap binds (five 4 MB images of six).
+    const short = callMedia([1, 2, 3, 4, 5, 6].map((n) => turn(n, "look")));
+    expect(short.map((block) => block.media_id)).toEqual(["med_6", "med_5", "med_4", "med_3", "med_2"]);
+    expect(short.reduce((sum, block) => sum + (block.size ?? 0), 0)).toBeLessThanOrEqual(MAX_CALL_MEDIA_BYTES);
+    // 12 MB of tool output and text in the history: fewer images fit, and the body stays under 32 MB.
+    const long: Message[] = [
+      ...[1, 2, 3, 4, 5].map((n) => turn(n, "look")),
+      { role: "tool", content: [{ type: "tool_result", tool_call_id: "call_1", output: "x".repeat(12 * MB), is_error: false }] },
+      turn(6, "and this one"),
+    ];
+    const kept = callMedia(long);
+    expect(kept.map((block) => block.media_id)).toEqual(["med_6", "med_5", "med_4"]);
+    expect(base64(kept) + JSON.stringify(long).length).toBeLessThan(MAX_REQUEST_BYTES);
+  });
+
+  it("the offline model answers a Messages body over 32 MB with Anthropic's 413 request_too_large", async () => {
+    const big = "A".repeat(MAX_REQUEST_BYTES);
+    const response = await handleMockModel(
+      new Request("http://mock.local/v1/messages", {
+        method: "POST",
+        headers: { "x-api-key": "k" },
+        body: JSON.stringify({ model: "mock-1", max_tokens: 64, messages: [{ role: "user", content: big }] }),
+      }),
+    );
+    expect(response.status).toBe(413);
+    expect(await response.json()).toMatchObject({
+      type: "error",
+      error: { type: "request_too_large", message: "Request exceeds the maximum allowed number of bytes." },
     });
   });
 });

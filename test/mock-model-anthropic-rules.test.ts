@@ -3,6 +3,7 @@ import type { MessageCreateParamsNonStreaming, MessageParam } from "@anthropic-a
 import { describe, expect, it } from "vitest";
 import { signThinking } from "../src/mock-model/anthropic-thinking";
 import { handleMockModel } from "../src/mock-model/index";
+import { pngOfSize } from "./support/media";
 import { anthropicClient } from "./support/mock-clients";
 
 const base = { model: "mock-1", max_tokens: 1024 } as const;
@@ -357,6 +358,104 @@ const refusals: [string, unknown, string][] = [
     { ...base, thinking: { type: "enabled", budget_tokens: 100 }, messages: [ask("hi")] },
     "thinking.enabled.budget_tokens: Input should be greater than or equal to 1024",
   ],
+  [
+    "a 1h cache breakpoint after a 5m one (tools, then system, then messages)",
+    {
+      ...base,
+      system: [{ type: "text", text: "rules", cache_control: { type: "ephemeral" } }],
+      messages: [{ role: "user", content: [{ type: "text", text: "hi", cache_control: { type: "ephemeral", ttl: "1h" } }] }],
+    },
+    "messages.0.content.0.cache_control.ttl: a ttl='1h' cache_control block must not come after a ttl='5m' cache_control block.",
+  ],
+  [
+    "a cache ttl that is neither 5m nor 1h",
+    { ...base, system: [{ type: "text", text: "rules", cache_control: { type: "ephemeral", ttl: "10m" } }], messages: [ask("hi")] },
+    "system.0.cache_control.ttl: Input should be '5m' or '1h'",
+  ],
+  [
+    "a document in an assistant message",
+    {
+      ...base,
+      messages: [
+        ask("hi"),
+        { role: "assistant", content: [{ type: "document", source: { type: "text", media_type: "text/plain", data: "notes" } }] },
+        ask("and?"),
+      ],
+    },
+    "messages.1.content.0: `document` blocks are only allowed in user messages",
+  ],
+  [
+    "citations on a user's text",
+    {
+      ...base,
+      messages: [
+        {
+          role: "user",
+          content: [
+            {
+              type: "text",
+              text: "hi",
+              citations: [{ type: "char_location", cited_text: "h", document_index: 0, start_char_index: 0, end_char_index: 1 }],
+            },
+          ],
+        },
+      ],
+    },
+    "messages.0.content.0.text.citations: citations are not allowed in user messages",
+  ],
+  [
+    "an image that asks for an error rather than downsizing, over the model's size",
+    {
+      ...base,
+      messages: [
+        {
+          role: "user",
+          content: [
+            {
+              type: "image",
+              source: { type: "base64", media_type: "image/png", data: pngOfSize(2000, 1000) },
+              transformations: { oversized_image: "error" },
+            },
+            { type: "text", text: "hi" },
+          ],
+        },
+      ],
+    },
+    "messages.0.content.0.image: image dimensions 2000x1000 exceed the maximum this model observes without downsizing; the largest that fit are 1549x774",
+  ],
+  [
+    "an output schema string format structured outputs do not take",
+    {
+      ...base,
+      output_config: {
+        format: {
+          type: "json_schema",
+          schema: { type: "object", properties: { a: { type: "string", format: "regex" } }, required: ["a"], additionalProperties: false },
+        },
+      },
+      messages: [ask("hi")],
+    },
+    "output_config.format.schema: Invalid schema: Unsupported format 'regex'.",
+  ],
+  [
+    "an output schema pattern with nested quantified groups",
+    {
+      ...base,
+      output_config: {
+        format: {
+          type: "json_schema",
+          schema: {
+            type: "object",
+            properties: { a: { type: "string", pattern: "^(a+)+$" } },
+            required: ["a"],
+            additionalProperties: false,
+          },
+        },
+      },
+      messages: [ask("hi")],
+    },
+    "output_config.format.schema: Unsupported regex feature in pattern field: pattern is too complex for structured output: reduce the {n,m} upper bound, narrow the character class range, or avoid nesting quantified groups",
+  ],
 ];
 
 describe("offline model: the Anthropic Messages API's request rules", () => {
@@ -364,6 +463,55 @@ describe("offline model: the Anthropic Messages API's request rules", () => {
     const { status, body: error } = await post(body);
     expect(status).toBe(400);
     expect(error).toMatchObject({ type: "error", error: { type: "invalid_request_error", message } });
+  });
+
+  it("takes a 1h breakpoint before a 5m one, an oversized image that may be downsized, and the supported formats", async () => {
+    const picture = (transformations?: unknown) => ({
+      type: "image",
+      source: { type: "base64", media_type: "image/png", data: pngOfSize(2000, 1000) },
+      ...(transformations ? { transformations } : {}),
+    });
+    const allowed = [
+      {
+        ...base,
+        system: [{ type: "text", text: "rules", cache_control: { type: "ephemeral", ttl: "1h" } }],
+        messages: [{ role: "user", content: [{ type: "text", text: "hi", cache_control: { type: "ephemeral" } }] }],
+      },
+      { ...base, messages: [{ role: "user", content: [picture(), { type: "text", text: "hi" }] }] },
+      { ...base, messages: [{ role: "user", content: [picture({ oversized_image: "downsize" }), { type: "text", text: "hi" }] }] },
+      {
+        ...base,
+        model: "claude-opus-4-7",
+        messages: [{ role: "user", content: [picture({ oversized_image: "error" }), { type: "text", text: "hi" }] }],
+      },
+      {
+        ...base,
+        output_config: {
+          format: {
+            type: "json_schema",
+            schema: {
+              type: "object",
+              properties: { at: { type: "string", format: "date-time" } },
+              required: ["at"],
+              additionalProperties: false,
+            },
+          },
+        },
+        messages: [ask("hi")],
+      },
+    ];
+    for (const body of allowed) expect((await post(body)).status).toBe(200);
+  });
+
+  it("caches no prefix shorter than the model's minimum (512 tokens on Opus 5, none documented for mock models)", async () => {
+    const usageOf = async (model: string, repeat: number) => {
+      const system = [{ type: "text", text: "Rules. ".repeat(repeat), cache_control: { type: "ephemeral" } }];
+      const answer = await post({ ...base, model, system, messages: [ask("hi"), { role: "assistant", content: "ok" }, ask("more")] });
+      return (answer.body as unknown as { usage: { cache_read_input_tokens: number } }).usage.cache_read_input_tokens;
+    };
+    expect(await usageOf("claude-opus-5", 100)).toBe(0);
+    expect(await usageOf("claude-opus-5", 400)).toBeGreaterThan(512);
+    expect(await usageOf("mock-1", 100)).toBeGreaterThan(0);
   });
 
   it("answers the SDK's BadRequestError for a rule violation", async () => {

@@ -203,6 +203,30 @@ describe("offline model: the Responses API's field limits", () => {
     );
   });
 
+  it("R34: prompt cache retention and options the model does not take", async () => {
+    expect(await post({ model: "gpt-5.5", prompt_cache_retention: "in_memory" })).toEqual(
+      refused(
+        "Unsupported value: 'in_memory' is not supported with the 'gpt-5.5' model. Supported values are: '24h'.",
+        "prompt_cache_retention",
+        "unsupported_value",
+      ),
+    );
+    expect(await post({ model: "gpt-5.4", prompt_cache_options: { mode: "implicit", ttl: "30m" } })).toEqual(
+      refused(
+        "Unsupported parameter: 'prompt_cache_options' is not supported with this model.",
+        "prompt_cache_options",
+        "unsupported_parameter",
+      ),
+    );
+    expect(await post({ model: "gpt-5.6", prompt_cache_options: { mode: "implicit", ttl: "1h" } })).toEqual(
+      refused("Invalid value: '1h'. Supported values are: '30m' and '12h'.", "prompt_cache_options.ttl", "invalid_value"),
+    );
+    expect(
+      (await post({ model: "gpt-5.6", prompt_cache_options: { mode: "explicit", ttl: "12h" }, prompt_cache_retention: "24h" })).status,
+    ).toBe(200);
+    expect((await post({ model: "gpt-5.4", prompt_cache_retention: "in_memory" })).status).toBe(200);
+  });
+
   it("R33: stream_options without stream", async () => {
     expect(await post({ stream_options: { include_obfuscation: false } })).toEqual(
       refused("The 'stream_options' parameter is only allowed when 'stream' is enabled.", "stream_options", "invalid_value"),

@@ -42,6 +42,14 @@ export const MAX_INPUT_CHARS = 1_000_000;
  * as a short text note. Anthropic caps a request at 32 MB, and base64 adds a third.
  */
 export const MAX_CALL_MEDIA_BYTES = 20 * MB;
+/**
+ * Bytes of one request body, the strictest of the three APIs (Anthropic: 32 MB, a 413 from its
+ * edge; OpenAI's Responses and Chat take more). callMedia keeps the media of a call within what
+ * the rest of the request leaves of it.
+ */
+export const MAX_REQUEST_BYTES = 32 * MB;
+/** Room kept for what a request adds around its messages: tools, system prompt, settings, JSON framing. */
+export const REQUEST_OVERHEAD_BYTES = 1 * MB;
 /** Images one model call carries (Anthropic: 100 a request on 200K-window models; OpenAI 500). */
 export const MAX_CALL_IMAGES = 100;
 /** Past this many images in one request, Anthropic takes only images of at most MANY_IMAGES_SIDE_PX on a side. */

@@ -2,7 +2,15 @@ import type { MediaBlock, Message } from "../core/messages";
 import { log } from "../core/log";
 import { ProviderError, type MediaData } from "../providers/types";
 import { encodeBase64 } from "../core/base64";
-import { MANY_IMAGES, MANY_IMAGES_SIDE_PX, MAX_CALL_IMAGES, MAX_CALL_MEDIA_BYTES, MAX_CALL_PDF_PAGES } from "./limits";
+import {
+  MANY_IMAGES,
+  MANY_IMAGES_SIDE_PX,
+  MAX_CALL_IMAGES,
+  MAX_CALL_MEDIA_BYTES,
+  MAX_CALL_PDF_PAGES,
+  MAX_REQUEST_BYTES,
+  REQUEST_OVERHEAD_BYTES,
+} from "./limits";
 import { getMedia, type MediaScope } from "./store";
 
 /** R2 reads in flight at once (a Worker holds at most six connections, a provider stream among them). */
@@ -21,12 +29,14 @@ const mediaBlocksOf = (messages: Message[]): MediaBlock[] =>
  */
 export function callMedia(messages: Message[]): MediaBlock[] {
   const wanted: MediaBlock[] = [];
-  let bytes = MAX_CALL_MEDIA_BYTES;
+  const blocks = mediaBlocksOf(messages);
+  if (blocks.length === 0) return wanted;
+  let bytes = mediaBudget(messages);
   let pages = MAX_CALL_PDF_PAGES;
   let images = 0;
   let allSmall = true;
   const seen = new Set<string>();
-  for (const block of mediaBlocksOf(messages).reverse()) {
+  for (const block of blocks.reverse()) {
     if (seen.has(block.media_id)) continue;
     seen.add(block.media_id);
     const size = block.size ?? 0;
@@ -47,6 +57,17 @@ export function callMedia(messages: Message[]): MediaBlock[] {
     wanted.push(block);
   }
   return wanted;
+}
+
+/**
+ * Decoded media bytes a call may carry: MAX_CALL_MEDIA_BYTES, or less when the messages' text
+ * (tool calls and results included) leaves less of MAX_REQUEST_BYTES, base64 adding a third.
+ * Text is measured as UTF-8 JSON, the way it is sent; the adapters' own framing is in the overhead.
+ */
+export function mediaBudget(messages: Message[]): number {
+  const text = messages.map((message) => message.content.filter((block) => block.type !== "image" && block.type !== "file"));
+  const left = MAX_REQUEST_BYTES - REQUEST_OVERHEAD_BYTES - new TextEncoder().encode(JSON.stringify(text)).byteLength;
+  return Math.max(0, Math.min(MAX_CALL_MEDIA_BYTES, Math.floor((left * 3) / 4)));
 }
 
 /**

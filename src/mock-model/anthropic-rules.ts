@@ -1,6 +1,8 @@
 import { metaschemaProblem } from "../agents/schema-meta";
 import { modelInfo, refusesForcedToolChoice, refusesPrefill } from "../providers/model-catalog";
 import { checkFields } from "./anthropic-fields";
+import { checkBlocks } from "./anthropic-block-rules";
+import { checkCacheTtls } from "./anthropic-cache-rules";
 import { checkAnthropicMedia } from "./anthropic-media-rules";
 import { checkStrictSchemaCounts, checkTools } from "./anthropic-tool-rules";
 import { InvalidRequest } from "./conversation";
@@ -47,12 +49,14 @@ export function checkAnthropicRequest(body: JsonObject): void {
     throw new InvalidRequest("This model does not support assistant message prefill. The conversation must end with a user message.");
   }
   checkContent(messages);
+  checkBlocks(String(body.model ?? ""), messages);
   checkThinkingRules(body, messages);
   checkAnthropicMedia(messages);
   checkToolsDefined(body, messages);
   checkToolSchemas(body);
   checkToolPairing(messages);
   checkBreakpoints(body, messages);
+  checkCacheTtls(body, messages);
   checkOutputSchema(body);
   checkStrictSchemaCounts(body);
 }
@@ -200,6 +204,17 @@ function checkBreakpoints(body: JsonObject, messages: JsonObject[]): void {
     throw new InvalidRequest(`A maximum of ${MAX_BREAKPOINTS} blocks with cache_control may be provided. Found ${count}.`);
 }
 
+/** The string formats structured outputs take (the SDK's `transformJSONSchema` keeps only these). */
+const FORMATS = new Set(["date-time", "time", "date", "duration", "email", "hostname", "uri", "ipv4", "ipv6", "uuid"]);
+/** A `{n,m}` bound above this is "too complex" (a guess: the API documents no number, A58). */
+const MAX_REPEAT = 1000;
+
+/** A pattern the grammar compiler refuses: a large `{n,m}` bound, or a quantified group inside a quantified group. */
+function tooComplex(pattern: string): boolean {
+  const bounds = [...pattern.matchAll(/\{(\d+)(?:,(\d*))?\}/g)].map((match) => Number(match[2] || match[1]));
+  return bounds.some((bound) => bound > MAX_REPEAT) || /\([^()]*[*+}][^()]*\)[*+{]/.test(pattern);
+}
+
 const NUMBER_LIMITS = ["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"];
 const STRING_LIMITS = ["minLength", "maxLength"];
 
@@ -221,6 +236,13 @@ function checkSchema(schema: unknown, path: string): void {
   const limits = type === "number" || type === "integer" ? NUMBER_LIMITS : type === "string" ? STRING_LIMITS : [];
   const found = limits.filter((key) => key in schema);
   if (found.length > 0) refuse(`For '${String(type)}' type, properties ${found.join(", ")} are not supported`);
+  if (type === "string" && schema.format !== undefined && !FORMATS.has(String(schema.format)))
+    throw new InvalidRequest(`output_config.format.schema: Invalid schema: Unsupported format '${String(schema.format)}'.`);
+  if (type === "string" && typeof schema.pattern === "string" && tooComplex(schema.pattern)) {
+    throw new InvalidRequest(
+      "output_config.format.schema: Unsupported regex feature in pattern field: pattern is too complex for structured output: reduce the {n,m} upper bound, narrow the character class range, or avoid nesting quantified groups",
+    );
+  }
   if (type === "array" && "minItems" in schema && schema.minItems !== 0 && schema.minItems !== 1) {
     refuse("For 'array' type, 'minItems' values other than 0 or 1 are not supported");
   }

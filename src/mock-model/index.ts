@@ -31,6 +31,13 @@ function routeError(status: number, message: string): Response {
   return Response.json({ type: "error", error: { type, message } }, { status });
 }
 
+/**
+ * The largest body each API takes, in bytes. Anthropic's edge answers a larger one with 413
+ * `request_too_large` before the API reads it (docs/vendor-limits.md, A52); OpenAI documents no
+ * whole-request cap below its per-item ones for these routes.
+ */
+const MAX_BODY_BYTES: Record<string, number> = { "/messages": 32 * 1024 * 1024 };
+
 const hasCredentials = (request: Request): boolean => Boolean(request.headers.get("x-api-key") || request.headers.get("authorization"));
 
 /**
@@ -48,6 +55,10 @@ export async function handleMockModel(request: Request): Promise<Response> {
   if (!hasCredentials(request)) return api.unauthenticated();
 
   const raw = await request.text();
+  const maxBody = MAX_BODY_BYTES[route.suffix];
+  if (maxBody !== undefined && new TextEncoder().encode(raw).byteLength > maxBody) {
+    return api.error({ kind: "status", status: 413, retryAfter: null, shouldRetry: null });
+  }
   const body = parseJson(raw);
   if (body === undefined) return api.invalid(new InvalidRequest(route.unparsable));
   let conversation: ReturnType<typeof summarize>;

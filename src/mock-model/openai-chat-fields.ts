@@ -1,5 +1,5 @@
 import { checkMedia, type MediaPart } from "./openai-media-rules";
-import { checkEffort, checkRanges, checkRequestFields, checkString, emptyArray, tooLong } from "./openai-field-rules";
+import { checkEffort, checkPromptCache, checkRanges, checkRequestFields, checkString, emptyArray, tooLong } from "./openai-field-rules";
 import { checkStrictSchema } from "./openai-strict-limits";
 import { InvalidRequest } from "./conversation";
 import { asArray, asString, isObject, type JsonObject } from "./values";
@@ -23,6 +23,7 @@ export function checkChatFields(body: JsonObject, model: string, messages: unkno
   ]);
   checkRequestFields(body);
   checkEffort(body.reasoning_effort, model, "reasoning_effort");
+  checkPromptCache(body, model);
   asArray(body.tools).forEach((tool, index) => {
     const fn = isObject(tool) && isObject(tool.function) ? tool.function : {};
     if (fn.strict !== true) return;

@@ -114,3 +114,44 @@ export function checkRequestFields(body: JsonObject): void {
     checkString(value, `metadata.${key}`, MAX_METADATA_VALUE);
   }
 }
+
+/** gpt-5.5 and later take only `24h` retention; gpt-5.6 and later take `prompt_cache_options` (R34). */
+const RETAINS_24H_ONLY = /^(openai\/)?gpt-(5\.([5-9]|\d{2,})|[6-9])/;
+const TAKES_CACHE_OPTIONS = /^(openai\/)?gpt-(5\.([6-9]|\d{2,})|[6-9])/;
+const RETENTIONS = ["in_memory", "24h"];
+const CACHE_TTLS = ["30m", "12h"];
+const CACHE_MODES = ["implicit", "explicit"];
+
+/**
+ * The prompt cache settings (docs/vendor-limits.md, R34; the messages follow the API's patterns for
+ * unsupported values and parameters, the docs quote none): `prompt_cache_retention` is
+ * `in_memory` or `24h`, only `24h` from gpt-5.5 on; `prompt_cache_options` exists from gpt-5.6 on,
+ * with `ttl` `30m` or `12h`.
+ */
+export function checkPromptCache(body: JsonObject, model: string): void {
+  const retention = body.prompt_cache_retention;
+  if (typeof retention === "string") {
+    if (!RETENTIONS.includes(retention)) throw invalidValue(retention, RETENTIONS, "prompt_cache_retention");
+    if (retention !== "24h" && RETAINS_24H_ONLY.test(model)) {
+      throw new InvalidRequest(
+        `Unsupported value: '${retention}' is not supported with the '${model}' model. Supported values are: '24h'.`,
+        "prompt_cache_retention",
+        "unsupported_value",
+      );
+    }
+  }
+  const options = body.prompt_cache_options;
+  if (options === undefined || options === null) return;
+  if (!TAKES_CACHE_OPTIONS.test(model)) {
+    throw new InvalidRequest(
+      "Unsupported parameter: 'prompt_cache_options' is not supported with this model.",
+      "prompt_cache_options",
+      "unsupported_parameter",
+    );
+  }
+  if (!isObject(options)) return;
+  if (options.mode !== undefined && !CACHE_MODES.includes(String(options.mode)))
+    throw invalidValue(String(options.mode), CACHE_MODES, "prompt_cache_options.mode");
+  if (options.ttl !== undefined && !CACHE_TTLS.includes(String(options.ttl)))
+    throw invalidValue(String(options.ttl), CACHE_TTLS, "prompt_cache_options.ttl");
+}

@@ -1,6 +1,15 @@
 import { RESPONSES_INCLUDABLE } from "../providers/openai-limits";
 import { checkMedia, type MediaPart } from "./openai-media-rules";
-import { checkEffort, checkRanges, checkRequestFields, checkString, invalidValue, MAX_STRING, tooLong } from "./openai-field-rules";
+import {
+  checkEffort,
+  checkPromptCache,
+  checkRanges,
+  checkRequestFields,
+  checkString,
+  invalidValue,
+  MAX_STRING,
+  tooLong,
+} from "./openai-field-rules";
 import { checkStrictSchema } from "./openai-strict-limits";
 import { InvalidRequest } from "./conversation";
 import { asArray, asString, isObject, type JsonObject } from "./values";
@@ -32,6 +41,7 @@ export function checkResponsesFields(body: JsonObject, model: string): void {
       throw invalidValue(String(value), RESPONSES_INCLUDABLE, `include[${index}]`);
   });
   checkEffort(isObject(body.reasoning) ? body.reasoning.effort : undefined, model, "reasoning.effort");
+  checkPromptCache(body, model);
   asArray(body.tools).forEach(checkTool);
   const text = isObject(body.text) ? body.text : {};
   const format = isObject(text.format) ? text.format : {};

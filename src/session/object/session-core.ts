@@ -14,7 +14,7 @@ import { mirrorMessage, mirrorRun, mirrorRunInputs, mirrorSession } from "../sto
 import type { SessionFailure, SessionIdentity } from "../../run-model/session-protocol";
 import { initializeNew, rebuildFromMirror } from "../store/rebuild";
 import type { RunMessage } from "../../run-model/run-message";
-import { type Checkpoint, isGoingOn, type RunRecord, type RunStatus } from "../../run-model/run-record";
+import { type Checkpoint, isGoingOn, type RunRecord } from "../../run-model/run-record";
 import { SessionSockets } from "../stream/sockets";
 import { SessionStore, type MirrorStatement, type StoredMessage } from "../store/session-store";
 import { Timers, type TimerName } from "./timers";
