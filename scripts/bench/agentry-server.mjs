@@ -35,9 +35,10 @@ export async function freePort() {
  * Applies the migrations to a local D1 under `dir`, then starts `wrangler dev` in its own process
  * group (so its CPU can be summed and it can be stopped as a whole) and waits for /v1/health.
  * With `inspectorPort`, workerd's V8 inspector listens there (profile.mjs takes CPU profiles through it).
- * @param {{ dir: string, secrets: Record<string, string>, inspectorPort?: number | null }} options
+ * `vars` are more `--var`s (the cost measurement's `STORAGE_METER`).
+ * @param {{ dir: string, secrets: Record<string, string>, inspectorPort?: number | null, vars?: Record<string, string> }} options
  */
-export async function startAgentry({ dir, secrets, inspectorPort = null }) {
+export async function startAgentry({ dir, secrets, inspectorPort = null, vars = {} }) {
   const persist = join(dir, "state");
   const envFile = join(dir, "bench.env");
   writeFileSync(
@@ -67,6 +68,7 @@ export async function startAgentry({ dir, secrets, inspectorPort = null }) {
     envFile,
     "--var",
     "ENVIRONMENT:development",
+    ...Object.entries(vars).flatMap(([name, value]) => ["--var", `${name}:${value}`]),
     "--show-interactive-dev-session=false",
     // Profiled code is left unminified, so that the profile names functions and esbuild's `// path` comments place them.
     ...(inspectorPort ? ["--inspector-port", String(inspectorPort), "--minify", "false"] : []),

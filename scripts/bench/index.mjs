@@ -2,7 +2,7 @@
 // docs/performance.md). Exits 1 on a correctness failure, never on a slow figure.
 import "./ts-hooks.mjs";
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, release, tmpdir, type } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
@@ -11,6 +11,7 @@ import { bundleSize } from "./bundle-size.mjs";
 import { directOrigin, wranglerEnv } from "./agentry-server.mjs";
 import { startStack } from "./stack.mjs";
 import { blast, busyDecision, concurrent, devProxyHop, interleaved, longSession, streaming, TOOL_STEPS } from "./measures.mjs";
+import { measureCost } from "./cost.mjs";
 import { renderReport } from "./report.mjs";
 
 /** @import { BenchContext } from "./measures.mjs" */
@@ -20,8 +21,8 @@ const { values: args } = parseArgs({
   options: { quick: { type: "boolean", default: false }, out: { type: "string", default: "BENCHMARKS.md" } },
 });
 const plan = args.quick
-  ? { warmup: 2, runs: 5, busy: 5, blasts: 1, concurrent: [20], turns: 100, streamed: 5 }
-  : { warmup: 5, runs: 30, busy: 30, blasts: 10, concurrent: [20, 200], turns: 500, streamed: 30 };
+  ? { warmup: 2, runs: 5, busy: 5, blasts: 1, concurrent: [20], turns: 100, streamed: 5, cost: 3 }
+  : { warmup: 5, runs: 30, busy: 30, blasts: 10, concurrent: [20, 200], turns: 500, streamed: 30, cost: 10 };
 
 const load = () =>
   loadavg()
@@ -58,7 +59,7 @@ const report = {
  * @param {BenchRun & Partial<BenchFigures>} r
  * @returns {r is BenchReport}
  */
-const complete = (r) => Boolean(r.bundle && r.series && r.busy && r.blast && r.concurrent && r.streaming && r.long);
+const complete = (r) => Boolean(r.bundle && r.series && r.busy && r.blast && r.concurrent && r.streaming && r.long && r.cost);
 
 /** @type {Awaited<ReturnType<typeof startStack>> | null} */
 let stack = null;
@@ -95,6 +96,15 @@ try {
   report.streaming = await streaming(ctx, plan.streamed);
   step(`one session, ${plan.turns} turns`);
   report.long = await longSession(ctx, plan.turns);
+  await stack.stop();
+  step("what a run costs: Agentry again, with its storage meter on");
+  mkdirSync(join(dir, "cost"));
+  stack = await startStack(join(dir, "cost"), { onStep: step, vars: { STORAGE_METER: "1" } });
+  report.cost = [];
+  for (const kind of /** @type {const} */ (["blocking", "streamed", "background"])) {
+    step(`${plan.cost} ${kind} runs, metered`);
+    report.cost.push(await measureCost(stack, kind, plan.cost));
+  }
 } catch (error) {
   failures.push(`the bench stopped: ${error instanceof Error ? error.message : String(error)}`);
   console.error(error);

@@ -1,5 +1,8 @@
 // The bench's table: printed to the terminal and written to BENCHMARKS.md.
 
+import { PRICES } from "./cost.mjs";
+
+/** @import { RunCost } from "./cost.mjs" */
 /** @import { blast, busyDecision, concurrent, devProxyHop, interleaved, longSession, streaming } from "./measures.mjs" */
 /** @import { bundleSize } from "./bundle-size.mjs" */
 
@@ -26,6 +29,7 @@
  * @property {Awaited<ReturnType<typeof concurrent>>[]} concurrent
  * @property {Awaited<ReturnType<typeof streaming>>} streaming
  * @property {Awaited<ReturnType<typeof longSession>>} long
+ * @property {RunCost[]} cost
  */
 /** @typedef {BenchRun & BenchFigures} BenchReport */
 
@@ -182,6 +186,7 @@ export function renderReport(r) {
     met(r.bundle.gzip, 400 * 1024),
   ]);
   lines.push(table(["figure", "Agentry", "target", "met"], rows), "");
+  lines.push(...costSection(r.cost), "");
   lines.push(...unmetTargets(r, single), "");
   lines.push(
     r.failures.length === 0
@@ -257,4 +262,59 @@ function unmetTargets(r, single) {
     );
   }
   return out.length > 2 ? out : [];
+}
+
+/**
+ * What a run costs on Cloudflare, per kind of run (scripts/bench/cost.mjs; docs/performance.md, "What a run costs").
+ * @param {RunCost[]} costs
+ */
+function costSection(costs) {
+  const streamed = costs.find((c) => c.kind === "streamed") ?? costs[0];
+  if (!streamed) return [];
+  /** @param {(c: RunCost) => string} cell */
+  const each = (cell) => costs.map(cell);
+  /** @param {number} v */
+  const n = (v) => v.toFixed(v < 10 ? 1 : 0);
+  /** @param {number} v */
+  const kb = (v) => `${(v / 1024).toFixed(1)} KB`;
+  /** @param {number} v */
+  const usd = (v) => `$${(v * 1000).toFixed(3)}`;
+  const rows = (/** @type {RunCost} */ c) => c.meter.object_rows_written + c.meter.d1_rows_written;
+  /** @type {string[][]} */
+  const body = [
+    ["model calls; streamed events", ...each((c) => `${n(c.modelCalls)}${c.events === null ? "" : `; ${n(c.events)}`}`), "", ""],
+    [
+      "rows written: object + D1",
+      ...each((c) => `${n(rows(c))} (${n(c.meter.object_rows_written)} + ${n(c.meter.d1_rows_written)})`),
+      "≤ 250",
+      met(rows(streamed), 250),
+    ],
+    ["rows read: object + D1", ...each((c) => `${n(c.meter.object_rows_read)} + ${n(c.meter.d1_rows_read)}`), "", ""],
+    ["SQL statements: object; D1 queries", ...each((c) => `${n(c.meter.object_queries)}; ${n(c.meter.d1_queries)}`), "", ""],
+    [
+      "Worker requests; object requests; queue operations",
+      ...each((c) => `${n(c.workerRequests)}; ${n(c.meter.object_requests)}; ${n(c.queueOperations)}`),
+      "",
+      "",
+    ],
+    ["D1 bytes kept per run", ...each((c) => kb(c.d1BytesPerRun)), "≤ 5 KB", met(streamed.d1BytesPerRun, 5 * 1024)],
+    [
+      "one D1 database (10 GB) holds",
+      ...each((c) => (c.d1BytesPerRun > 0 ? `${Math.floor(10e9 / c.d1BytesPerRun).toLocaleString("en")} runs` : "–")),
+      "≥ 2,000,000",
+      streamed.d1BytesPerRun > 0 && 10e9 / streamed.d1BytesPerRun >= 2_000_000 ? "yes" : "no",
+    ],
+    ["object storage per session", ...each((c) => kb(c.objectBytesPerSession)), "", ""],
+    ["runtime CPU per run (all of workerd); wall time", ...each((c) => `${ms(c.workerCpuMs)}; ${ms(c.wallMs)}`), "", ""],
+    ["**cost per 1,000 runs**", ...each((c) => `**${usd(c.usdPerRun)}**`), "≤ $0.30", met(streamed.usdPerRun * 1000, 0.3)],
+  ];
+  const lineNames = Object.keys(streamed.usd);
+  for (const line of lineNames) body.push([`  ${line}`, ...each((c) => usd(c.usd[line] ?? 0)), "", ""]);
+  return [
+    "## What a run costs on Cloudflare",
+    "",
+    `The typical run of issue 27 (5 tool steps, 6 model calls, a 75-word answer), ${streamed.runs} of each kind, each on a new session, with the storage meter on (a separate \`wrangler dev\`: the figures above are measured without it). Priced at Cloudflare's published Workers Paid prices read ${PRICES.read} (scripts/bench/cloudflare-prices.json), marginal, without the plan's monthly allowances; storage is priced for one month, the events' retention. The target column is checked on the streamed run.`,
+    "",
+    table(["per run", ...costs.map((c) => c.kind), "target", "met"], body),
+  ];
 }

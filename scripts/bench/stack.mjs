@@ -8,9 +8,9 @@ import { startFakeProvider } from "./fake-provider.mjs";
 /**
  * Starts the stack under `dir`; `stop()` ends both servers (it is safe to call after a failed start).
  * @param {string} dir
- * @param {{ inspectorPort?: number | null, onStep?: (what: string) => void }} [options]
+ * @param {{ inspectorPort?: number | null, onStep?: (what: string) => void, vars?: Record<string, string> }} [options]
  */
-export async function startStack(dir, { inspectorPort = null, onStep = () => {} } = {}) {
+export async function startStack(dir, { inspectorPort = null, onStep = () => {}, vars = {} } = {}) {
   const adminToken = `bench-admin-${randomBytes(8).toString("hex")}`;
   /** @type {{ provider: Awaited<ReturnType<typeof startFakeProvider>> | null, agentry: Awaited<ReturnType<typeof startAgentry>> | null }} */
   const servers = { provider: null, agentry: null };
@@ -24,6 +24,7 @@ export async function startStack(dir, { inspectorPort = null, onStep = () => {} 
   const agentry = await startAgentry({
     dir,
     inspectorPort,
+    vars,
     secrets: {
       ADMIN_TOKEN: adminToken,
       WEBHOOK_SECRET: randomBytes(16).toString("hex"),

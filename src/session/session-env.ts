@@ -21,4 +21,6 @@ export interface SessionEnv extends ProviderEnv {
   WEBHOOK_SECRET?: string;
   /** 32 random bytes in base64: encrypts tenants' provider credentials (src/credentials). */
   CREDENTIALS_KEY?: string;
+  /** `"1"`: count storage rows for the bench (src/core/storage-meter.ts); never set in production. */
+  STORAGE_METER?: string;
 }

@@ -12,6 +12,7 @@ import { DeltaBuffer } from "../stream/delta-buffer";
 import { EventHub, isTerminal, type EventData, type RunEvent, type RunEventType } from "../stream/events";
 import { mirrorMessage, mirrorRun, mirrorRunInputs, mirrorSession } from "../store/mirror-statements";
 import type { SessionFailure, SessionIdentity } from "../../run-model/session-protocol";
+import { meteredEnv, meterOn, meterSql } from "../../core/storage-meter";
 import { initializeNew, rebuildFromMirror } from "../store/rebuild";
 import type { RunMessage } from "../../run-model/run-message";
 import { type Checkpoint, isGoingOn, type RunRecord } from "../../run-model/run-record";
@@ -61,19 +62,23 @@ export class SessionCore {
   /** Whether this instance armed the outbox timer since the mirror was last idle. */
   private mirrorArmed = false;
 
+  readonly env: SessionEnv;
+
   constructor(
     readonly ctx: DurableObjectState,
-    readonly env: SessionEnv,
+    env: SessionEnv,
   ) {
-    this.store = new SessionStore(ctx.storage.sql);
+    this.env = meteredEnv(env);
+    const sql = meterOn(env) ? meterSql(ctx.storage.sql) : ctx.storage.sql;
+    this.store = new SessionStore(sql);
     this.timers = new Timers(this.store, ctx.storage);
-    this.events = new EventLog(this.store, env.DB);
+    this.events = new EventLog(this.store, this.env.DB);
     this.mirror = new Mirror(this.store, () => {
       this.mirrorArmed = false;
       this.setTimer("outbox", null);
     });
     this.sockets = new SessionSockets(ctx);
-    this.compactions = new CompactionStore(ctx.storage.sql);
+    this.compactions = new CompactionStore(sql);
   }
 
   /** The session this object's storage holds, or null when it holds none (never used, or deleted). */

@@ -1,3 +1,4 @@
+import { meterAlarm } from "../../core/storage-meter";
 import { DurableObject } from "cloudflare:workers";
 import { errorMessage } from "../../core/errors";
 import { log } from "../../core/log";
@@ -216,7 +217,7 @@ export class SessionObject extends DurableObject<SessionEnv> {
     const size = estimateTokens(toModelMessages(history));
     let outcome: Awaited<ReturnType<typeof summarizeOlderMessages>>;
     try {
-      outcome = await summarizeOlderMessages(this.env, identity.tenant, agent, history, head.id);
+      outcome = await summarizeOlderMessages(this.core.env, identity.tenant, agent, history, head.id);
     } catch (error) {
       return fail("provider_error", `Compaction failed: ${errorMessage(error)}`);
     }
@@ -344,6 +345,7 @@ export class SessionObject extends DurableObject<SessionEnv> {
    * every timer's work is idempotent.
    */
   override async alarm(): Promise<void> {
+    meterAlarm(this.env);
     try {
       // The alarm has no caller: it acts for the session its storage names, if it has one.
       const identity = this.core.storedIdentity();
