@@ -7,12 +7,12 @@ import { ADMIN_TOKEN, api, createAgent, createTenantToken } from "./support/http
 import { mirrorCaughtUp } from "./support/run-queue";
 import { postRun, readEvents, runTurn, type Run } from "./support/runs";
 import { gateTool, openGate } from "./support/tool-server";
+import { mirroredEventRows } from "./support/mirror";
 
 const stubOf = (sessionId: string) => env.SESSION.get(env.SESSION.idFromName(`default/${sessionId}`));
 const sessionIdFor = (name: string) => `${name}-${crypto.randomUUID()}`;
 
-const mirroredEvents = async (sessionId: string) =>
-  (await env.DB.prepare("SELECT COUNT(*) AS n FROM events WHERE session_id = ?").bind(sessionId).first<{ n: number }>())?.n ?? 0;
+const mirroredEvents = async (sessionId: string) => (await mirroredEventRows("session_id", sessionId)).length;
 
 /** The session's events in the D1 mirror, once the object has copied what its runs wrote (just after a run's terminal event). */
 async function mirroredEventsSettled(sessionId: string) {

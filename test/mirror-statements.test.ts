@@ -13,7 +13,8 @@ import {
   mirrorRunInputs,
   mirrorSession,
 } from "../src/session/store/mirror-statements";
-import type { MirrorStatement } from "../src/session/store/session-store";
+import type { EventRow, MirrorStatement } from "../src/session/store/session-store";
+import { unpackEvents } from "../src/session/store/event-packs";
 
 const send = (statements: MirrorStatement[]) => env.DB.batch(statements.map((s) => env.DB.prepare(s.sql).bind(...s.params)));
 
@@ -63,7 +64,9 @@ describe("the mirror's statements (made with drizzle)", () => {
     const sessionId = `statements-${crypto.randomUUID()}`;
     await send(ledger("default", sessionId, "running", 10));
     const first = await rowsOf(sessionId);
-    expect(first.events).toHaveLength(3);
+    // The run's three events, in one pack (src/session/store/event-packs.ts).
+    expect(first.events).toHaveLength(1);
+    expect(unpackEvents(first.events as EventRow[]).map((e) => e.seq)).toEqual([1, 2, 3]);
     expect(first.sessions).toMatchObject([{ last_seq: 10 }]);
 
     await send(ledger("default", sessionId, "running", 4));
@@ -75,6 +78,22 @@ describe("the mirror's statements (made with drizzle)", () => {
 
     await send(deleteSessionRows("default", sessionId));
     expect(Object.values(await rowsOf(sessionId)).flat()).toEqual([]);
+  });
+
+  it("read back each event once when a batch D1 took is sent again from an older mark, packed with later events", async () => {
+    const sessionId = `packs-${crypto.randomUUID()}`;
+    const event = (seq: number) => ({
+      seq,
+      run_id: "run_p",
+      type: "content_delta",
+      data: `{"text":"${seq}"}`,
+      created_at: "2026-01-01T00:00:00.000Z",
+    });
+    await send(mirrorEvents("default", sessionId, [1, 2, 3].map(event)));
+    await send(mirrorEvents("default", sessionId, [2, 3, 4, 5].map(event)));
+    const rows = (await env.DB.prepare("SELECT * FROM events WHERE session_id = ?").bind(sessionId).all<EventRow>()).results;
+    expect(rows).toHaveLength(2);
+    expect(unpackEvents(rows).map((e) => [e.seq, JSON.parse(e.data)])).toEqual([1, 2, 3, 4, 5].map((seq) => [seq, { text: String(seq) }]));
   });
 
   it("recognise quarantine records, drizzle's and the hand-written ones older outboxes hold", () => {

@@ -8,6 +8,7 @@ import { sessionStub, wrapSessionD1, type SeenStatement } from "./support/held-d
 import { api, createAgent, createTenantToken, expectInvalid } from "./support/http";
 import { runTurn } from "./support/runs";
 import { callsReceived } from "./support/tool-server";
+import { mirroredEventRows } from "./support/mirror";
 
 /** What the object's mirror has not sent, has set aside, and whether its outbox timer is armed. */
 const mirrorState = (sessionId: string) =>
@@ -35,10 +36,7 @@ async function ringOutboxTimer(sessionId: string): Promise<void> {
 const mirroredStatus = async (runId: string) =>
   (await env.DB.prepare("SELECT status FROM runs WHERE id = ?").bind(runId).first<{ status: string }>())?.status ?? null;
 
-const mirroredEventSeqs = async (runId: string) =>
-  (await env.DB.prepare("SELECT seq FROM events WHERE run_id = ? ORDER BY seq").bind(runId).all<{ seq: number }>()).results.map(
-    (r) => r.seq,
-  );
+const mirroredEventSeqs = async (runId: string) => (await mirroredEventRows("run_id", runId)).map((r) => r.seq);
 
 /** A D1 that is down: every batch fails (a probe too) until the test brings it back. */
 async function d1Outage(sessionId: string) {

@@ -41,6 +41,7 @@ const RETENTION_MONTHS = 1;
  * @property {number} object_bytes
  * @property {number} object_requests
  * @property {number} queue_messages
+ * @property {Record<string, number>} writes_by_statement
  */
 
 /**
@@ -69,7 +70,11 @@ async function settle(origin, adminToken) {
     if (total === null) total = reading;
     else {
       for (const key of /** @type {(keyof Meter)[]} */ (Object.keys(reading))) {
-        if (key === "d1_bytes") total.d1_bytes = reading.d1_bytes || total.d1_bytes;
+        if (key === "writes_by_statement") {
+          for (const [statement, rows] of Object.entries(reading.writes_by_statement)) {
+            total.writes_by_statement[statement] = (total.writes_by_statement[statement] ?? 0) + rows;
+          }
+        } else if (key === "d1_bytes") total.d1_bytes = reading.d1_bytes || total.d1_bytes;
         else if (key === "objects" || key === "object_bytes") total[key] = Math.max(total[key], reading[key]);
         else total[key] += reading[key];
       }
@@ -163,7 +168,9 @@ export async function measureCost(stack, kind, count) {
   /** @type {Meter} */
   const meter = { ...total };
   for (const key of /** @type {(keyof Meter)[]} */ (Object.keys(meter))) {
-    if (key !== "d1_bytes" && key !== "objects" && key !== "object_bytes") meter[key] = total[key] / count;
+    if (key === "writes_by_statement") {
+      meter.writes_by_statement = Object.fromEntries(Object.entries(total.writes_by_statement).map(([k, rows]) => [k, rows / count]));
+    } else if (key !== "d1_bytes" && key !== "objects" && key !== "object_bytes") meter[key] = total[key] / count;
   }
   // A background run's queue message is delivered to the consumer: one more Worker invocation each.
   const workerRequests = requests / count + total.queue_messages / count;

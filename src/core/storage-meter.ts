@@ -22,6 +22,8 @@ export type MeterCounts = {
   object_requests: number;
   /** Messages sent to the run queue. */
   queue_messages: number;
+  /** Rows written by each statement's text (its first 100 characters), object and D1 apart: where the writes go. */
+  writes_by_statement: Record<string, number>;
 };
 
 const zero = (): MeterCounts => ({
@@ -36,11 +38,18 @@ const zero = (): MeterCounts => ({
   object_bytes: 0,
   object_requests: 0,
   queue_messages: 0,
+  writes_by_statement: {},
 });
 
 let counts = zero();
 /** SQLite cursors not yet counted: a cursor's rows are known once it has been read. */
-let cursors: SqlStorageCursor<Record<string, SqlStorageValue>>[] = [];
+let cursors: { query: string; cursor: SqlStorageCursor<Record<string, SqlStorageValue>> }[] = [];
+
+function addWrites(where: "object" | "d1", query: string, rows: number): void {
+  if (rows === 0) return;
+  const key = `${where}: ${query.replace(/\s+/g, " ").slice(0, 100)}`;
+  counts.writes_by_statement[key] = (counts.writes_by_statement[key] ?? 0) + rows;
+}
 /** The storage size of each object that ran a statement since the last reading, as of its latest statement. */
 let touched = new Map<SqlStorage, number>();
 
@@ -101,9 +110,10 @@ function meterNamespace(namespace: DurableObjectNamespace): DurableObjectNamespa
 
 /** The counts since the last call (cursors still open are counted as far as they were read). */
 export function takeMeter(): MeterCounts {
-  for (const cursor of cursors) {
+  for (const { query, cursor } of cursors) {
     counts.object_rows_read += cursor.rowsRead;
     counts.object_rows_written += cursor.rowsWritten;
+    addWrites("object", query, cursor.rowsWritten);
   }
   cursors = [];
   // Read in the object's own context: another context may not touch its storage.
@@ -111,7 +121,7 @@ export function takeMeter(): MeterCounts {
   for (const size of touched.values()) counts.object_bytes += size;
   touched = new Map();
   const taken = counts;
-  counts = { ...zero(), d1_bytes: taken.d1_bytes };
+  counts = { ...zero(), d1_bytes: taken.d1_bytes, writes_by_statement: {} };
   return taken;
 }
 
@@ -123,7 +133,7 @@ export function meterSql(sql: SqlStorage): SqlStorage {
         return (query: string, ...bindings: unknown[]) => {
           const cursor = target.exec(query, ...bindings);
           counts.object_queries += 1;
-          cursors.push(cursor);
+          cursors.push({ query, cursor });
           touched.set(target, target.databaseSize);
           return cursor;
         };
@@ -136,24 +146,25 @@ export function meterSql(sql: SqlStorage): SqlStorage {
 
 type Meta = { rows_read?: number; rows_written?: number; size_after?: number };
 
-function countD1(meta: Meta | undefined): void {
+function countD1(query: string, meta: Meta | undefined): void {
   counts.d1_queries += 1;
   counts.d1_rows_read += meta?.rows_read ?? 0;
   counts.d1_rows_written += meta?.rows_written ?? 0;
+  addWrites("d1", query, meta?.rows_written ?? 0);
   if (meta?.size_after) counts.d1_bytes = meta.size_after;
 }
 
-/** The statement each metered statement stands for: `batch` takes only the binding's own. */
-const originals = new WeakMap<object, D1PreparedStatement>();
+/** The statement each metered statement stands for (`batch` takes only the binding's own), and its SQL. */
+const originals = new WeakMap<object, { statement: D1PreparedStatement; query: string }>();
 
-function meterStatement(statement: D1PreparedStatement): D1PreparedStatement {
+function meterStatement(statement: D1PreparedStatement, query: string): D1PreparedStatement {
   const metered = new Proxy(statement, {
     get(target, property) {
-      if (property === "bind") return (...values: unknown[]) => meterStatement(target.bind(...values));
+      if (property === "bind") return (...values: unknown[]) => meterStatement(target.bind(...values), query);
       if (property === "run" || property === "all") {
         return async () => {
           const result = await target[property]();
-          countD1(result.meta as Meta);
+          countD1(query, result.meta as Meta);
           return result;
         };
       }
@@ -168,7 +179,7 @@ function meterStatement(statement: D1PreparedStatement): D1PreparedStatement {
       return typeof value === "function" ? value.bind(target) : value;
     },
   });
-  originals.set(metered, statement);
+  originals.set(metered, { statement, query });
   return metered;
 }
 
@@ -176,11 +187,14 @@ function meterStatement(statement: D1PreparedStatement): D1PreparedStatement {
 export function meterD1(db: D1Database): D1Database {
   return new Proxy(db, {
     get(target, property) {
-      if (property === "prepare") return (query: string) => meterStatement(target.prepare(query));
+      if (property === "prepare") return (query: string) => meterStatement(target.prepare(query), query);
       if (property === "batch") {
         return async (statements: D1PreparedStatement[]) => {
-          const results = await target.batch(statements.map((statement) => originals.get(statement) ?? statement));
-          for (const result of results) countD1(result.meta as Meta);
+          const known = statements.map((statement) => originals.get(statement) ?? { statement, query: "?" });
+          const results = await target.batch(known.map((entry) => entry.statement));
+          results.forEach((result, index) => {
+            countD1(known[index]?.query ?? "?", result.meta as Meta);
+          });
           return results;
         };
       }

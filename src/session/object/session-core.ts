@@ -195,7 +195,7 @@ export class SessionCore {
     if (stored && type !== "run_started" && run.started_at !== null && !this.events.hasOpened(run.id)) {
       this.emitOpening(run, type !== "run_continued");
     }
-    const event: RunEvent = { seq: this.nextSeq(), type, run_id: run.id, session_id: run.session_id, created_at: createdAt, data };
+    const event: RunEvent = { seq: this.nextSeq(stored), type, run_id: run.id, session_id: run.session_id, created_at: createdAt, data };
     // Stored before anyone sees it (event-log.ts): the platform holds the frames below until the write is durable.
     this.events.record(event, stored);
     if (stored) this.armMirror();
@@ -205,13 +205,15 @@ export class SessionCore {
   }
 
   /**
-   * The session's next seq, persisted as it is handed out (with the event, in the same
-   * coalesced write): a restart goes on from the last one, none is reused or skipped.
+   * The session's next seq, persisted as it is handed out, in the same coalesced write as its
+   * event: a stored event's row records it, and an event that is not stored leaves it in the
+   * `seq_ceiling` meta (SessionStore.seqCeiling reads both). A restart goes on from the last
+   * one; none is reused or skipped.
    */
-  nextSeq(): number {
-    if (this.nextSeqValue === null || this.nextSeqValue <= 0) this.nextSeqValue = Number(this.store.getMeta("seq_ceiling") ?? "0") + 1;
+  nextSeq(stored: boolean): number {
+    if (this.nextSeqValue === null || this.nextSeqValue <= 0) this.nextSeqValue = this.store.seqCeiling() + 1;
     const seq = this.nextSeqValue;
-    this.store.setMeta("seq_ceiling", String(seq));
+    if (!stored) this.store.setMeta("seq_ceiling", String(seq));
     this.nextSeqValue = seq + 1;
     return seq;
   }
@@ -272,7 +274,7 @@ export class SessionCore {
       agent_id: this.store.getMeta("agent_id") ?? "",
       created_at: this.store.getMeta("created_at") ?? now,
       updated_at: this.store.getMeta("updated_at") ?? now,
-      last_seq: Number(this.store.getMeta("seq_ceiling") ?? "0"),
+      last_seq: this.store.seqCeiling(),
     });
   }
 

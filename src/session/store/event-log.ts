@@ -3,7 +3,8 @@ import { database } from "../../db/client";
 import { events } from "../../db/schema";
 import { isTerminal, type RunEvent } from "../stream/events";
 import type { SessionIdentity } from "../../run-model/session-protocol";
-import { eventOfRow, type SessionStore } from "./session-store";
+import { unpackEvents } from "./event-packs";
+import { eventOfRow, type EventRow, type SessionStore } from "./session-store";
 
 /** Events read per page (a replay, a JSON answer), from the object and from D1. */
 export const EVENT_PAGE = 500;
@@ -91,22 +92,36 @@ export class EventLog {
     return events;
   }
 
+  /**
+   * Events after `after` up to the floor from D1, whose rows are packs of events (event-packs.ts)
+   * keyed by their last seq: a pack holding events after `after` has its key after it too.
+   */
   private async readMirror(identity: SessionIdentity, runId: string | null, after: number, floor: number, limit: number) {
-    const rows = await database(this.db)
-      .select({ seq: events.seq, run_id: events.runId, type: events.type, data: events.data, created_at: events.createdAt })
-      .from(events)
-      .where(
-        and(
-          eq(events.tenant, identity.tenant),
-          eq(events.sessionId, identity.session_id),
-          runId === null ? undefined : eq(events.runId, runId),
-          gt(events.seq, after),
-          lte(events.seq, floor),
-        ),
-      )
-      .orderBy(events.seq)
-      .limit(limit)
-      .all();
-    return rows.map((row) => eventOfRow(identity.session_id, row));
+    const found: EventRow[] = [];
+    let rowsAfter = after;
+    while (found.length < limit) {
+      const rows = await database(this.db)
+        .select({ seq: events.seq, run_id: events.runId, type: events.type, data: events.data, created_at: events.createdAt })
+        .from(events)
+        .where(
+          and(
+            eq(events.tenant, identity.tenant),
+            eq(events.sessionId, identity.session_id),
+            runId === null ? undefined : eq(events.runId, runId),
+            gt(events.seq, rowsAfter),
+            lte(events.seq, floor),
+          ),
+        )
+        .orderBy(events.seq)
+        .limit(limit)
+        .all();
+      const last = rows.at(-1);
+      if (last === undefined) break;
+      const seen = found.at(-1)?.seq ?? after;
+      found.push(...unpackEvents(rows).filter((event) => event.seq > seen && event.seq <= floor));
+      rowsAfter = last.seq;
+      if (rows.length < limit) break;
+    }
+    return found.slice(0, limit).map((row) => eventOfRow(identity.session_id, row));
   }
 }

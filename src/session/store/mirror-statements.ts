@@ -3,6 +3,7 @@ import type { RunRecord } from "../../run-model/run-record";
 import { splitRun } from "../../run-model/run-inputs";
 import { compactions, deletedResponses, events, messages, mirrorQuarantine, runInputs, runs, sessions } from "../../db/schema";
 import { excluded, template } from "../../db/statements";
+import { packEvents } from "./event-packs";
 import type { EventRow, MirrorStatement, StoredMessage } from "./session-store";
 
 /**
@@ -126,7 +127,10 @@ const insertEvents = template<"tenant" | "sessionId" | "rows">((b, p) => {
 /** JSON characters of event rows per statement (D1 and the outbox both allow 2 MB per value or row). */
 const EVENT_CHUNK_CHARS = 256_000;
 
-/** Inserts events, as few statements as their size allows (`insertEvents`: one JSON parameter of rows each). */
+/**
+ * Inserts events, packed per run (event-packs.ts), as few statements as their size allows
+ * (`insertEvents`: one JSON parameter of rows each).
+ */
 export function mirrorEvents(tenant: string, sessionId: string, rowsOf: EventRow[]): MirrorStatement[] {
   const statements: MirrorStatement[] = [];
   let rows: string[] = [];
@@ -137,7 +141,7 @@ export function mirrorEvents(tenant: string, sessionId: string, rowsOf: EventRow
     rows = [];
     size = 0;
   };
-  for (const e of rowsOf) {
+  for (const e of packEvents(rowsOf)) {
     // `data` is carried as the JSON text the object stores, so D1 stores exactly that text, never parsed on the way.
     const row = JSON.stringify({ seq: e.seq, run_id: e.run_id, type: e.type, data: e.data, created_at: e.created_at });
     if (size + row.length > EVENT_CHUNK_CHARS) close();

@@ -154,7 +154,7 @@ export class Mirror {
     const events = page.slice(0, count);
     const tenant = this.store.getMeta("tenant") ?? "";
     const statements = mirrorEvents(tenant, sessionId, events);
-    statements.push(mirrorLastSeq(tenant, sessionId, Number(this.store.getMeta("seq_ceiling") ?? "0")));
+    statements.push(mirrorLastSeq(tenant, sessionId, this.store.seqCeiling()));
     return { statements, entryId: null, lastSeq: events.at(-1)?.seq ?? null };
   }
 

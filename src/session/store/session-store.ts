@@ -415,10 +415,27 @@ export class SessionStore {
     );
   }
 
-  /** Deletes stored events created before `before` (ISO time) that reached the D1 mirror. */
+  /**
+   * The highest seq handed out: that of the newest stored event, or the `seq_ceiling` meta, which
+   * records a seq whose event was not stored and the ceiling of events pruned (nextSeq).
+   */
+  seqCeiling(): number {
+    this.ensure();
+    const newest = this.sql.exec<{ n: number | null }>("SELECT MAX(seq) AS n FROM events").one().n ?? 0;
+    return Math.max(newest, Number(this.getMeta("seq_ceiling") ?? "0"));
+  }
+
+  /**
+   * Deletes stored events created before `before` (ISO time) that reached the D1 mirror. When the
+   * newest goes too, its seq is kept as the ceiling first, so that no seq is handed out again.
+   */
   pruneEvents(before: string): void {
     this.ensure();
     const mirrored = Number(this.getMeta("events_mirrored") ?? "0");
+    const newest = this.sql
+      .exec<{ seq: number; created_at: string }>("SELECT seq, created_at FROM events ORDER BY seq DESC LIMIT 1")
+      .toArray()[0];
+    if (newest && newest.created_at < before && newest.seq <= mirrored) this.setMeta("seq_ceiling", String(this.seqCeiling()));
     this.sql.exec("DELETE FROM events WHERE created_at < ? AND seq <= ?", before, mirrored);
   }
 
