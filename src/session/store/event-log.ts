@@ -24,6 +24,8 @@ export class EventLog {
   private readonly open = new Set<string>();
   /** Runs known (in this instance) to have their `run_started` stored. */
   private readonly opened = new Set<string>();
+  /** Runs whose first stored event this instance has noted (SessionStore.noteFirstEvent). */
+  private readonly logged = new Set<string>();
 
   constructor(
     private readonly store: SessionStore,
@@ -36,6 +38,10 @@ export class EventLog {
     else this.open.add(event.run_id);
     if (!stored) return;
     this.store.putEvent(event);
+    if (!this.logged.has(event.run_id)) {
+      this.store.noteFirstEvent(event.run_id, event.seq);
+      this.logged.add(event.run_id);
+    }
     if (event.type === "run_started" && !this.opened.has(event.run_id)) {
       this.store.markOpened(event.run_id);
       this.opened.add(event.run_id);
@@ -67,6 +73,7 @@ export class EventLog {
   reset(): void {
     this.open.clear();
     this.opened.clear();
+    this.logged.clear();
   }
 
   /**

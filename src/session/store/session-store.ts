@@ -16,19 +16,24 @@ export type MirrorStatement = Statement;
 
 export type LedgerEntry = { tool_call_id: string; run_id: string; output: string; is_error: boolean };
 
-/** The event log (event-log.ts); also created on first use by objects older than it. */
+/**
+ * The event log (event-log.ts); also created on first use by objects older than it. It has no
+ * index by run: an index entry is a row written per event, and a run's events are read from its
+ * first seq on (`run_logs`) along the primary key. Older objects drop theirs on first use.
+ */
 const EVENTS_SCHEMA = `
 CREATE TABLE IF NOT EXISTS events (seq INTEGER PRIMARY KEY, run_id TEXT NOT NULL, type TEXT NOT NULL, data TEXT NOT NULL, created_at TEXT NOT NULL);
-CREATE INDEX IF NOT EXISTS events_by_run ON events (run_id, seq);
 `;
 
 /**
  * The mirror's own bookkeeping (mirror.ts), also created on first use by older objects:
- * outbox entries D1 rejected for good, and the runs whose log has opened (`run_started` stored).
+ * outbox entries D1 rejected for good, the runs whose log has opened (`run_started` stored), and
+ * the seq of each run's first stored event (`run_logs`; a run older than it has none).
  */
 const MIRROR_SCHEMA = `
 CREATE TABLE IF NOT EXISTS quarantine (id INTEGER PRIMARY KEY AUTOINCREMENT, statements TEXT NOT NULL, error TEXT NOT NULL, at TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS opened_runs (run_id TEXT PRIMARY KEY);
+CREATE TABLE IF NOT EXISTS run_logs (run_id TEXT PRIMARY KEY, first_seq INTEGER NOT NULL);
 `;
 
 /**
@@ -48,7 +53,7 @@ CREATE TABLE IF NOT EXISTS tool_ledger (run_id TEXT NOT NULL, tool_call_id TEXT 
 const RUN_INPUTS_SCHEMA = `CREATE TABLE IF NOT EXISTS run_inputs (id TEXT PRIMARY KEY, body TEXT NOT NULL);`;
 
 /** The tables objects created before them lack; `ensure()` creates them on first use. */
-const ADDED_SCHEMA = `${RUN_INPUTS_SCHEMA}${LEDGER_SCHEMA}${MIRROR_SCHEMA}${EVENTS_SCHEMA}`;
+const ADDED_SCHEMA = `${RUN_INPUTS_SCHEMA}${LEDGER_SCHEMA}${MIRROR_SCHEMA}${EVENTS_SCHEMA}DROP INDEX IF EXISTS events_by_run;`;
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -402,6 +407,17 @@ export class SessionStore {
     return this.sql.exec("SELECT 1 FROM events WHERE run_id = ? LIMIT 1", runId).toArray().length > 0;
   }
 
+  /** Notes the seq of the first event stored of a run (a later one changes nothing): its events are read from there. */
+  noteFirstEvent(runId: string, seq: number): void {
+    this.ensure();
+    this.sql.exec("INSERT OR IGNORE INTO run_logs (run_id, first_seq) VALUES (?, ?)", runId, seq);
+  }
+
+  /** The seq of a run's first stored event, or 0 when it is not known (read its events from the start). */
+  private firstSeqOf(runId: string): number {
+    return this.sql.exec<{ first_seq: number }>("SELECT first_seq FROM run_logs WHERE run_id = ?", runId).toArray()[0]?.first_seq ?? 0;
+  }
+
   /** Stores an event; one already stored (same seq) is left as it is. */
   putEvent(e: RunEvent): void {
     this.ensure();
@@ -451,9 +467,9 @@ export class SessionStore {
       runId === null
         ? this.sql.exec<EventRow>("SELECT seq, run_id, type, data, created_at FROM events WHERE seq > ? ORDER BY seq LIMIT ?", after, limit)
         : this.sql.exec<EventRow>(
-            "SELECT seq, run_id, type, data, created_at FROM events WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?",
+            "SELECT seq, run_id, type, data, created_at FROM events WHERE seq > ? AND run_id = ? ORDER BY seq LIMIT ?",
+            Math.max(after, this.firstSeqOf(runId) - 1),
             runId,
-            after,
             limit,
           );
     return rows.toArray();
