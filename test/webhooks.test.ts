@@ -1,4 +1,11 @@
-import { createMessageBatch, createExecutionContext, getQueueResult } from "cloudflare:test";
+import {
+  abortAllDurableObjects,
+  createExecutionContext,
+  createMessageBatch,
+  getQueueResult,
+  runDurableObjectAlarm,
+  runInDurableObject,
+} from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import worker from "../src/index";
@@ -10,9 +17,11 @@ import { database } from "../src/db/client";
 import { webhookDeliveries } from "../src/db/schema";
 import { ADMIN_TOKEN, api, apiRequest, createAgent, createTenantToken, expectInvalid } from "./support/http";
 import { agentryOpenAI } from "./support/openai-sdk";
+import { testClient } from "./support/client";
+import { sessionStub, wrapSessionD1 } from "./support/held-d1";
 import { postRun, runTurn, type Run } from "./support/runs";
 import { callsReceived, gateTool, openGate } from "./support/tool-server";
-import { createWebhook, deliveries, received, receivedFor, receiverUrl, type Delivery, type Payload } from "./support/webhooks";
+import { createWebhook, deliveries, giveSecret, received, receivedFor, receiverUrl, type Delivery, type Payload } from "./support/webhooks";
 
 const RUN_EVENTS = ["run.completed", "run.failed", "run.cancelled", "run.paused", "run.queued"];
 const RESPONSE_EVENTS = ["response.completed", "response.failed", "response.cancelled", "response.incomplete"];
@@ -51,13 +60,15 @@ const activeRunOf = async (token: string, sessionId: string): Promise<string> =>
   }
 };
 
-const cancel = (token: string, agentId: string, runId: string) => api(`/v1/agents/${agentId}/runs/${runId}/cancel`, { method: "POST" }, token);
+const cancel = (token: string, agentId: string, runId: string) =>
+  api(`/v1/agents/${agentId}/runs/${runId}/cancel`, { method: "POST" }, token);
 
 /** The Worker's environment with the webhook queue replaced by a recorder, and `vars` over it. */
 function recordingEnv(vars: Record<string, string> = {}) {
   const sent: { body: WebhookMessage; delaySeconds: number | undefined }[] = [];
   const queue = {
-    send: async (body: WebhookMessage, options?: { delaySeconds?: number }) => void sent.push({ body, delaySeconds: options?.delaySeconds }),
+    send: async (body: WebhookMessage, options?: { delaySeconds?: number }) =>
+      void sent.push({ body, delaySeconds: options?.delaySeconds }),
     sendBatch: async (messages: Iterable<MessageSendRequest<WebhookMessage>>) => {
       for (const m of messages) sent.push({ body: m.body, delaySeconds: m.delaySeconds });
     },
@@ -135,14 +146,27 @@ describe("POST /v1/webhooks", () => {
   it("refuses a private or plain-http URL outside development, at creation and when sending", async () => {
     const production = Object.create(env, { ENVIRONMENT: { value: "production" } }) as Env;
     for (const url of ["https://10.0.0.8/hook", "https://127.0.0.1/hook", "https://[::1]/hook", "http://example.com/hook"]) {
-      const response = await worker.fetch(apiRequest("/v1/webhooks", { body: { url, events: ["run.completed"] } }), production, createExecutionContext());
+      const request = apiRequest("/v1/webhooks", { body: { url, events: ["run.completed"] } }) as Parameters<typeof worker.fetch>[0];
+      const response = await worker.fetch(request, production, createExecutionContext());
       await expectInvalid(response, "url");
     }
-    const delivery = { id: "msg_1", eventType: "run.completed", eventAt: "", runId: "r", sessionId: "s", agentId: "a", runStatus: "completed" };
-    const outcome = await attemptDelivery(delivery as never, { url: receiverUrl("private"), secret: "whsec_AAAA" }, {
-      environment: "production",
-      timeoutMs: 1000,
-    });
+    const delivery = {
+      id: "msg_1",
+      eventType: "run.completed",
+      eventAt: "",
+      runId: "r",
+      sessionId: "s",
+      agentId: "a",
+      runStatus: "completed",
+    };
+    const outcome = await attemptDelivery(
+      delivery as never,
+      { url: receiverUrl("private"), secret: "whsec_AAAA" },
+      {
+        environment: "production",
+        timeoutMs: 1000,
+      },
+    );
     expect(outcome).toEqual({ ok: false, status_code: null, outcome: "url refused: must use https" });
     expect(await received("private")).toEqual([]);
   });
@@ -295,6 +319,32 @@ describe("lifecycle events", () => {
   });
 });
 
+describe("durability", () => {
+  it("keeps a stored event's deliveries through a D1 outage and the object's death, and sends them once D1 is back", async () => {
+    // The admin's tenant (the D1 helpers wrap its objects), with a webhook filtered to this test's own agent.
+    const agent = await createAgent();
+    const bucket = crypto.randomUUID();
+    const webhook = await createWebhook(ADMIN_TOKEN, bucket, { events: ["run.completed"], agent_id: agent.id });
+    const sessionId = `webhook-outage-${crypto.randomUUID()}`;
+    await runTurn(agent.id, { input: "first", session_id: sessionId });
+    await wrapSessionD1(sessionId, async () => {
+      throw new Error("D1 is down");
+    });
+    const run = await runTurn(agent.id, { input: "during the outage", session_id: sessionId });
+    expect(run.status).toBe("completed");
+    // The object dies with the delivery only in its outbox: D1 has none yet.
+    await abortAllDurableObjects();
+    expect((await deliveries(ADMIN_TOKEN, webhook.id)).filter((d) => d.run_id === run.id)).toEqual([]);
+    await runInDurableObject(sessionStub(sessionId), (_instance, state) => {
+      state.storage.sql.exec("UPDATE timers SET due_at = 0 WHERE name = 'outbox'");
+    });
+    await runDurableObjectAlarm(sessionStub(sessionId));
+    const [call] = await receivedFor(bucket, run.id, 1);
+    expect(call).toMatchObject({ verified: true, payload: { type: "run.completed", data: { run_id: run.id } } });
+    expect((await api(`/v1/webhooks/${webhook.id}`, { method: "DELETE" })).status).toBe(204);
+  });
+});
+
 describe("attempts", () => {
   it("retries a failing receiver with the same webhook-id until it answers 2xx, counting attempts", async () => {
     const token = await createTenantToken();
@@ -348,7 +398,13 @@ describe("attempts", () => {
     const calls = await received(bucket, 10);
     expect(calls).toHaveLength(10);
     expect(new Set(calls.map((c) => c.webhook_id))).toEqual(new Set([id]));
-    expect((await deliveries(token, webhook.id))[0]).toMatchObject({ id, attempts: 10, status: "dead", last_status_code: 500, next_attempt_at: null });
+    expect((await deliveries(token, webhook.id))[0]).toMatchObject({
+      id,
+      attempts: 10,
+      status: "dead",
+      last_status_code: 500,
+      next_attempt_at: null,
+    });
     // A duplicate of an old message sends nothing.
     await consume([{ tenant, delivery_id: id, attempt: 3 }], recording);
     expect(sent).toEqual([]);
@@ -390,6 +446,35 @@ describe("attempts", () => {
     await sweepWebhookDeliveries(recording, new Date(Date.now() + 30_000));
     expect(sent.filter((s) => s.body.delivery_id === id)).toEqual([]);
     await sweepWebhookDeliveries(recording, new Date(Date.now() + 120_000));
-    expect(sent.filter((s) => s.body.delivery_id === id)).toEqual([{ body: { tenant, delivery_id: id, attempt: 0 }, delaySeconds: undefined }]);
+    expect(sent.filter((s) => s.body.delivery_id === id)).toEqual([
+      { body: { tenant, delivery_id: id, attempt: 0 }, delaySeconds: undefined },
+    ]);
+  });
+});
+
+describe("typed client (client/)", () => {
+  it("creates, lists, reads and deletes webhooks, and lists and redelivers deliveries", async () => {
+    const client = testClient({ token: await createTenantToken() });
+    const agent = await client.createAgent({ name: "hooked", provider: "mock", model: "mock-1" });
+    const bucket = crypto.randomUUID();
+    const created = await client.createWebhook({ url: receiverUrl(bucket), events: ["run.completed"], agent_id: agent.id });
+    expect(created.secret).toMatch(/^whsec_/);
+    await giveSecret(bucket, created.secret ?? "");
+    const { secret: _, ...webhook } = created;
+    expect(await client.listWebhooks({ limit: 5 })).toEqual({ data: [webhook], next_cursor: null });
+    expect(await client.getWebhook(webhook.id)).toEqual(webhook);
+    const run = await client.run(agent.id, { input: "hi" });
+    await receivedFor(bucket, run.id, 1);
+    let page = await client.listDeliveries(webhook.id);
+    while (page.data[0]?.status !== "delivered") {
+      await scheduler.wait(20);
+      page = await client.listDeliveries(webhook.id);
+    }
+    const [delivery] = page.data;
+    expect(delivery).toMatchObject({ event_type: "run.completed", run_id: run.id, attempts: 1 });
+    expect(await client.redeliver(webhook.id, delivery?.id ?? "")).toEqual({ delivery_id: delivery?.id });
+    await receivedFor(bucket, run.id, 2);
+    await client.deleteWebhook(webhook.id);
+    await expect(client.getWebhook(webhook.id)).rejects.toMatchObject({ status: 404, type: "not_found" });
   });
 });

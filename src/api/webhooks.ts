@@ -158,7 +158,7 @@ const redeliverRoute = createRoute({
   responses: {
     202: { description: "Queued", content: json(z.object({ delivery_id: z.string() }).openapi("Redelivery")) },
     404: errorResponses[404],
-    ...authErrors,
+    ...bodyErrors,
   },
 });
 

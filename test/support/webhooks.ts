@@ -43,8 +43,13 @@ export async function createWebhook(
   const response = await api("/v1/webhooks", { body: { url: receiverUrl(bucket, query), ...rest } }, token);
   expect(response.status, await response.clone().text()).toBe(201);
   const webhook = await response.json<CreatedWebhook>();
-  await fetch(`${env.TOOL_SERVER_URL}/hook-secret/${bucket}`, { method: "POST", body: webhook.secret ?? "" });
+  await giveSecret(bucket, webhook.secret ?? "");
   return webhook;
+}
+
+/** Gives the receiver's `bucket` the webhook's signing secret, which it verifies every call with. */
+export async function giveSecret(bucket: string, secret: string): Promise<void> {
+  await fetch(`${env.TOOL_SERVER_URL}/hook-secret/${bucket}`, { method: "POST", body: secret });
 }
 
 /** The calls the receiver's `bucket` got, once it has at least `count`. */
