@@ -13,6 +13,7 @@ import type { Env } from "../src/env";
 import { attemptDelivery } from "../src/webhooks/send";
 import { RETRY_DELAYS_SECONDS, type WebhookMessage } from "../src/webhooks";
 import { sweepWebhookDeliveries } from "../src/maintenance/webhook-sweep";
+import { applyRetention } from "../src/maintenance/sweeper";
 import { database } from "../src/db/client";
 import { webhookDeliveries } from "../src/db/schema";
 import { ADMIN_TOKEN, api, apiRequest, createAgent, createTenantToken, expectInvalid } from "./support/http";
@@ -88,7 +89,11 @@ async function consume(bodies: WebhookMessage[], withEnv: Env) {
 }
 
 /** A delivery written straight into D1, as the mirror's fan-out makes it. */
-async function pendingDelivery(tenant: string, webhookId: string): Promise<string> {
+async function pendingDelivery(
+  tenant: string,
+  webhookId: string,
+  fields: Partial<typeof webhookDeliveries.$inferInsert> = {},
+): Promise<string> {
   const id = `msg_${crypto.randomUUID().replaceAll("-", "")}`;
   const now = new Date().toISOString();
   await database(env.DB)
@@ -109,6 +114,7 @@ async function pendingDelivery(tenant: string, webhookId: string): Promise<strin
       status: "pending",
       nextAttemptAt: now,
       createdAt: now,
+      ...fields,
     })
     .run();
   return id;
@@ -449,6 +455,18 @@ describe("attempts", () => {
     expect(sent.filter((s) => s.body.delivery_id === id)).toEqual([
       { body: { tenant, delivery_id: id, attempt: 0 }, delaySeconds: undefined },
     ]);
+  });
+
+  it("deletes ended deliveries with the stored events, and keeps those still retrying", async () => {
+    const tenant = `t-${crypto.randomUUID()}`;
+    const token = await createTenantToken(tenant);
+    const webhook = await createWebhook(token, crypto.randomUUID(), { events: ["run.completed"] });
+    const old = new Date(Date.now() - 40 * 86_400_000).toISOString();
+    const retrying = await pendingDelivery(tenant, webhook.id, { status: "failed", attempts: 9, createdAt: old, nextAttemptAt: null });
+    await pendingDelivery(tenant, webhook.id, { status: "delivered", attempts: 1, createdAt: old, nextAttemptAt: null });
+    await pendingDelivery(tenant, webhook.id, { status: "dead", attempts: 10, createdAt: old, nextAttemptAt: null });
+    await applyRetention(env, new Date());
+    expect((await deliveries(token, webhook.id)).map((d) => d.id)).toEqual([retrying]);
   });
 });
 

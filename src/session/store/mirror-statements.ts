@@ -167,12 +167,18 @@ export function mirrorEvents(tenant: string, sessionId: string, rowsOf: EventRow
  * `(webhook_id, event_key, event_type)` makes a replayed batch a no-op; `RETURNING` names the
  * rows it made, which the object then puts on the webhook queue (session-core.ts).
  */
-const fanOutWebhookEvent = template<"tenant" | "agentId" | "eventKey" | "events" | "runId" | "sessionId" | "eventAt" | "now">((b, p) =>
+/**
+ * When the row is made, by D1's clock: its first attempt is due then (an event that waited out a
+ * D1 outage in the outbox is not overdue for the Cron sweep the moment it lands).
+ */
+const MADE_AT = sql.raw("strftime('%Y-%m-%dT%H:%M:%fZ', 'now')");
+
+const fanOutWebhookEvent = template<"tenant" | "agentId" | "eventKey" | "events" | "runId" | "sessionId" | "eventAt">((b, p) =>
   b
     .insert(webhookDeliveries)
     .select(
       sql`SELECT 'msg_' || lower(hex(randomblob(16))), w.tenant, w.id, ${p("eventKey")}, json_extract(t.value, '$.type'), ${p("runId")},
-        ${p("sessionId")}, ${p("agentId")}, json_extract(t.value, '$.status'), ${p("eventAt")}, 0, 0, 'pending', NULL, ${p("now")}, ${p("now")}
+        ${p("sessionId")}, ${p("agentId")}, json_extract(t.value, '$.status'), ${p("eventAt")}, 0, 0, 'pending', NULL, ${MADE_AT}, ${MADE_AT}
         FROM webhooks AS w, json_each(${p("events")}) AS t
         WHERE w.tenant = ${p("tenant")} AND (w.agent_id IS NULL OR w.agent_id = ${p("agentId")})
           AND EXISTS (SELECT 1 FROM json_each(w.events) AS e WHERE e.value = json_extract(t.value, '$.type'))`,
@@ -196,7 +202,6 @@ export const mirrorWebhookEvent = (
     runId: run.id,
     sessionId: run.session_id,
     eventAt: event.created_at,
-    now: event.created_at,
   });
 
 /** Whether a statement is a webhook fan-out, whose returned rows are deliveries to send. */
