@@ -137,6 +137,17 @@ describe("POST /v1/webhooks", () => {
     expect(JSON.parse(listed)).toEqual({ data: [shown], next_cursor: null });
   });
 
+  it("answers an Idempotency-Key retry with the same webhook, its secret null", async () => {
+    const token = await createTenantToken();
+    const init = { body: { url: receiverUrl("idem"), events: ["run.failed"] }, headers: { "idempotency-key": crypto.randomUUID() } };
+    const first = await (await api("/v1/webhooks", init, token)).json<{ id: string; secret: string | null }>();
+    const again = await api("/v1/webhooks", init, token);
+    expect(again.status).toBe(201);
+    expect(await again.json()).toEqual({ ...first, secret: null });
+    expect(first.secret).toMatch(/^whsec_/);
+    expect((await (await api("/v1/webhooks", {}, token)).json<{ data: unknown[] }>()).data).toHaveLength(1);
+  });
+
   it("refuses bad input with a 400 naming the field, and stores nothing", async () => {
     const token = await createTenantToken();
     const url = receiverUrl("never");
