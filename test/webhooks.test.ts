@@ -298,27 +298,35 @@ describe("lifecycle events", () => {
     });
 
     await runTurn(agent.id, { input: "not through responses" }, token);
-    const completed = await client.responses.create({ model: agent.id, input: "hello" });
-    await expectEvent(bucket, ofResponse(completed), "response.completed", "completed");
-    const background = await client.responses.create({ model: agent.id, input: "later", background: true });
-    await expectEvent(bucket, ofResponse(background), "response.completed", "completed");
-    const failed = await client.responses.create({ model: agent.id, input: "[[fail 400 x1]] no" });
-    await expectEvent(bucket, ofResponse(failed), "response.failed", "failed");
-    const incomplete = await client.responses.create({ model: agent.id, input: "[[truncate 2]] a long answer" });
-    expect(incomplete.status).toBe("incomplete");
-    await expectEvent(bucket, ofResponse(incomplete), "response.incomplete", "incomplete");
+    const cases: [string, string, string][] = [
+      ["hello", "response.completed", "completed"],
+      ["[[fail 400 x1]] no", "response.failed", "failed"],
+      ["[[truncate 2]] a long answer", "response.incomplete", "incomplete"],
+    ];
+    for (const background of [false, true]) {
+      for (const [input, type, status] of cases) {
+        const response = await client.responses.create({ model: agent.id, input, background });
+        await expectEvent(bucket, ofResponse(response), type, status);
+      }
+    }
     const running = await client.responses.create({ model: held.id, input: "[[tool wait {}]]", background: true });
     await callsReceived(gate, 1);
     await client.responses.cancel(running.id);
     await expectEvent(bucket, ofResponse(running, held.id), "response.cancelled", "cancelled");
+    const conversation = `c-${crypto.randomUUID()}`;
+    const blocking = client.responses.create({ model: held.id, input: "[[tool wait {}]]", conversation });
+    await callsReceived(gate, 2);
+    const blockingId = await activeRunOf(token, conversation);
+    await client.responses.cancel(blockingId);
+    expect((await blocking).status).toBe("cancelled");
+    await expectEvent(bucket, { id: blockingId, session_id: conversation, agent_id: held.id }, "response.cancelled", "cancelled");
     // The run made on Agentry's own route made no response.* delivery (and no run.* one: not asked for).
-    expect((await deliveries(token, webhook.id)).map((d) => d.event_type).sort()).toEqual([
-      "response.cancelled",
-      "response.completed",
-      "response.completed",
-      "response.failed",
-      "response.incomplete",
-    ]);
+    expect((await deliveries(token, webhook.id)).map((d) => d.event_type).sort()).toEqual(
+      [...cases, ...cases]
+        .map(([, type]) => type)
+        .concat("response.cancelled", "response.cancelled")
+        .sort(),
+    );
   });
 
   it("filters by agent_id", async () => {
