@@ -15,6 +15,9 @@ export default defineConfig({
           ENVIRONMENT: "development",
           ADMIN_TOKEN: "test-admin-token",
           WEBHOOK_SECRET: "test-webhook-secret",
+          // Lifecycle webhooks (docs/webhooks.md): retries at once instead of after 5 s, 30 s, …; a hung receiver fails in 300 ms.
+          WEBHOOK_RETRY_SCALE: "0",
+          WEBHOOK_TIMEOUT_MS: "300",
           // 32 bytes in base64 (src/credentials/crypto.ts).
           CREDENTIALS_KEY: "YWdlbnRyeS10ZXN0LWNyZWRlbnRpYWxzLWtleS0zMmI=",
           // Fake keys: the offline model accepts any key; tests check that none ever leaks.

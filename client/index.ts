@@ -25,6 +25,16 @@ export type BackgroundRun = { run_id: string; session_id: string; status: Run["s
 export type Steered = { run_id: string; steer_id: string; steered_into: string };
 /** What a turn on a busy session does (docs/runs.md, Busy sessions). */
 export type OnBusy = NonNullable<RunRequest["on_busy"]>;
+/** A lifecycle webhook (docs/webhooks.md); `CreatedWebhook` carries its `secret`, shown only at creation. */
+export type Webhook = Schemas["Webhook"];
+export type WebhookCreate = Schemas["WebhookCreate"];
+export type CreatedWebhook = Schemas["CreatedWebhook"];
+export type WebhookDelivery = Schemas["WebhookDelivery"];
+export type WebhookEventType = Webhook["events"][number];
+/** A page of a list: newest first; pass `next_cursor` as `cursor` for the next page (null on the last). */
+export type Page<T> = { data: T[]; next_cursor: string | null };
+/** `limit` (1 to 100, default 20) and `cursor` of a list. */
+export type PageOptions = { limit?: number; cursor?: string };
 
 /** Any fetch: the global one, or a test's (`SELF.fetch`, a wrapper that cuts connections). */
 export type FetchLike = (request: Request) => Promise<Response>;
@@ -263,6 +273,36 @@ export class AgentryClient {
     }
   }
 
+  // ── webhooks ──────────────────────────────────────────────────────────
+
+  /** Subscribes a URL to run lifecycle events; keep the answer's `secret` (`whsec_…`): it is shown only here. */
+  createWebhook(body: WebhookCreate, options: Pick<CallOptions, "idempotencyKey"> = {}): Promise<CreatedWebhook> {
+    return this.json("POST", "/v1/webhooks", body, options);
+  }
+
+  listWebhooks(options: PageOptions = {}): Promise<Page<Webhook>> {
+    return this.json("GET", `/v1/webhooks${pageQuery(options)}`);
+  }
+
+  getWebhook(webhookId: string): Promise<Webhook> {
+    return this.json("GET", `/v1/webhooks/${enc(webhookId)}`);
+  }
+
+  /** Deletes a webhook: its pending deliveries stop. */
+  async deleteWebhook(webhookId: string): Promise<void> {
+    await this.send("DELETE", `/v1/webhooks/${enc(webhookId)}`, undefined, {}, false);
+  }
+
+  /** A webhook's deliveries, newest first: attempts, status, the receiver's last answer, the next attempt. */
+  listDeliveries(webhookId: string, options: PageOptions = {}): Promise<Page<WebhookDelivery>> {
+    return this.json("GET", `/v1/webhooks/${enc(webhookId)}/deliveries${pageQuery(options)}`);
+  }
+
+  /** Sends a delivery again, with the same `webhook-id` (`202`). */
+  redeliver(webhookId: string, deliveryId: string): Promise<{ delivery_id: string }> {
+    return this.json("POST", `/v1/webhooks/${enc(webhookId)}/deliveries/${enc(deliveryId)}/redeliver`, {});
+  }
+
   // ── transport ─────────────────────────────────────────────────────────
 
   private async json<T>(method: string, path: string, body?: unknown, options: CallOptions = {}): Promise<T> {
@@ -299,4 +339,12 @@ export class AgentryClient {
 }
 
 const enc = encodeURIComponent;
+
+function pageQuery({ limit, cursor }: PageOptions): string {
+  const query = new URLSearchParams();
+  if (limit !== undefined) query.set("limit", String(limit));
+  if (cursor !== undefined) query.set("cursor", cursor);
+  const text = query.toString();
+  return text ? `?${text}` : "";
+}
 const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));

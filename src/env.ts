@@ -17,4 +17,8 @@ export interface Env extends SessionEnv {
   /** Comma-separated exact origins (`https://app.example.com`) allowed to call /v1 from a browser; unset = no CORS. */
   CORS_ORIGINS?: string;
   ADMIN_TOKEN?: string;
+  /** Multiplies every wait of the webhook retry schedule (default 1); only tests set it (0). */
+  WEBHOOK_RETRY_SCALE?: string;
+  /** Milliseconds a webhook attempt may take (default 15 000); only tests shorten it. */
+  WEBHOOK_TIMEOUT_MS?: string;
 }

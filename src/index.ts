@@ -3,6 +3,7 @@ import { meteredEnv, meterOn, takeMeter } from "./core/storage-meter";
 import type { Env } from "./env";
 import { consumeRuns } from "./maintenance/run-queue";
 import { runMaintenance } from "./maintenance/sweeper";
+import { consumeWebhooks, WEBHOOKS_QUEUE } from "./webhooks";
 
 export { SessionObject } from "./session";
 
@@ -17,6 +18,6 @@ function meterReading(request: Request, env: Env): Response | null {
 
 export default {
   fetch: (request, env, ctx) => meterReading(request, env) ?? app.fetch(request, meteredEnv(env), ctx),
-  queue: (batch, env) => consumeRuns(batch, meteredEnv(env)),
+  queue: (batch, env) => (batch.queue === WEBHOOKS_QUEUE ? consumeWebhooks(batch, meteredEnv(env)) : consumeRuns(batch, meteredEnv(env))),
   scheduled: (controller, env) => runMaintenance(meteredEnv(env), new Date(controller.scheduledTime)),
 } satisfies ExportedHandler<Env, unknown>;

@@ -122,6 +122,30 @@ describe("the secrets scan", () => {
     expect(String(run.output)).toContain("x-agentry-signature=sha256=");
   });
 
+  it("a lifecycle webhook: made, listed, read, and delivered to a receiver that records every header", async () => {
+    const hook = crypto.randomUUID();
+    buckets.foreign.push(hook);
+    // Made with `api`, not `call`: its answer is the one place the secret may be.
+    const created = await api(
+      "/v1/webhooks",
+      { body: { url: `${env.FOREIGN_UPSTREAM_URL}/hook/${hook}`, events: ["run.completed"] } },
+      token,
+    );
+    const { id, secret } = await created.json<{ id: string; secret: string }>();
+    expect(secret).toMatch(/^whsec_/);
+    SECRETS.push(secret, secret.slice("whsec_".length));
+    const agent = await createAgent({}, token);
+    await turn(agent.id, "hello", token);
+    for (;;) {
+      const page = await (await call(`/v1/webhooks/${id}/deliveries`, {}, token)).json<{ data: { attempts: number }[] }>();
+      if ((page.data[0]?.attempts ?? 0) >= 1) break;
+      await scheduler.wait(20);
+    }
+    expect((await call("/v1/webhooks", {}, token)).status).toBe(200);
+    expect((await call(`/v1/webhooks/${id}`, {}, token)).status).toBe(200);
+    expect(JSON.stringify(await requestsOf(env.FOREIGN_UPSTREAM_URL, hook))).toContain("webhook-signature");
+  });
+
   it("the attack: a tenant's base_url without a credential is refused on every provider", async () => {
     for (const provider of PROVIDERS) {
       const response = await call(

@@ -20,7 +20,11 @@ export type LogEvent =
   | { event: "session_delete_resumed"; session_id: string }
   | { event: "session_delete_failed"; session_id: string; message: string }
   /** A run record read back from storage or D1 failed its schema (run-record-schema.ts). */
-  | { event: "corrupt_run_record"; run_id: string; where: string; fields: string[] };
+  | { event: "corrupt_run_record"; run_id: string; where: string; fields: string[] }
+  /** One attempt of a webhook delivery (src/webhooks): never its URL's query, body or secret. */
+  | { event: "webhook_attempt"; delivery_id: string; webhook_id: string; attempt: number; outcome: string; status_code: number | null }
+  /** A webhook delivery could not be put on its queue (the Cron sweep sends it later). */
+  | { event: "webhook_enqueue_failed"; delivery_ids: string[]; message: string };
 
 export type LogLevel = "debug" | "info" | "warn" | "error";
 
@@ -50,6 +54,8 @@ const LEVELS: Record<LogEvent["event"], LogLevel> = {
   session_delete_resumed: "warn",
   session_delete_failed: "error",
   corrupt_run_record: "error",
+  webhook_attempt: "info",
+  webhook_enqueue_failed: "warn",
 };
 
 const context = new AsyncLocalStorage<LogContext>();

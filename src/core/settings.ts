@@ -4,6 +4,12 @@ export function positiveNumber(value: string | undefined, fallback: number): num
   return value !== undefined && Number.isFinite(n) && n > 0 ? n : fallback;
 }
 
+/** A number ≥ 0 from a `[vars]` string, or the default when it is absent, blank or not one. */
+export function nonNegativeNumber(value: string | undefined, fallback: number): number {
+  const n = Number(value);
+  return value !== undefined && value.trim() !== "" && Number.isFinite(n) && n >= 0 ? n : fallback;
+}
+
 /** Stored events created before this time are deleted (`EVENT_RETENTION_DAYS`, 30). */
 export const eventRetentionCutoff = (env: { EVENT_RETENTION_DAYS?: string }, now: Date): string =>
   new Date(now.getTime() - positiveNumber(env.EVENT_RETENTION_DAYS, 30) * 86_400_000).toISOString();

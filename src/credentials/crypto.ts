@@ -37,15 +37,9 @@ export function credentialsKey(secret: string | undefined): Promise<CryptoKey> {
   return key;
 }
 
-/** The additional data of a credential: a value moved to another tenant or id does not decrypt. */
-const boundTo = (tenant: string, id: string) => new TextEncoder().encode(`${tenant}/${id}`);
-
 /** Encrypts a credential's secret for `tenant`/`id` with a fresh IV. */
-export async function encryptSecret(key: CryptoKey, tenant: string, id: string, secret: CredentialSecret): Promise<string> {
-  const iv = crypto.getRandomValues(new Uint8Array(IV_BYTES));
-  const plain = new TextEncoder().encode(JSON.stringify(secret));
-  const sealed = await crypto.subtle.encrypt({ name: "AES-GCM", iv, additionalData: boundTo(tenant, id) }, key, plain);
-  return `${VERSION}.${encodeBase64(iv)}.${encodeBase64(new Uint8Array(sealed))}`;
+export function encryptSecret(key: CryptoKey, tenant: string, id: string, secret: CredentialSecret): Promise<string> {
+  return sealText(key, `${tenant}/${id}`, JSON.stringify(secret));
 }
 
 /**
@@ -56,21 +50,35 @@ export async function decryptSecret(key: CryptoKey, tenant: string, id: string, 
   const unreadable = new CredentialError(
     `Credential ${id} cannot be decrypted: CREDENTIALS_KEY has changed since it was stored (or the stored value was altered); store the credential again`,
   );
+  const plain = await openText(key, `${tenant}/${id}`, stored, unreadable);
+  // Authenticated by AES-GCM, so written by encryptSecret; parsed anyway rather than cast.
+  const parsed = secretSchema.safeParse(JSON.parse(plain));
+  if (!parsed.success) throw unreadable;
+  return parsed.data;
+}
+
+/**
+ * Encrypts `text` with a fresh IV, bound to `boundTo` (the additional data: a value moved to
+ * another tenant or id does not decrypt). Credentials and webhook secrets are stored this way.
+ */
+export async function sealText(key: CryptoKey, boundTo: string, text: string): Promise<string> {
+  const iv = crypto.getRandomValues(new Uint8Array(IV_BYTES));
+  const plain = new TextEncoder().encode(text);
+  const additionalData = new TextEncoder().encode(boundTo);
+  const sealed = await crypto.subtle.encrypt({ name: "AES-GCM", iv, additionalData }, key, plain);
+  return `${VERSION}.${encodeBase64(iv)}.${encodeBase64(new Uint8Array(sealed))}`;
+}
+
+/** Decrypts what `sealText` stored for `boundTo`; throws `unreadable` when it does not decrypt. */
+export async function openText(key: CryptoKey, boundTo: string, stored: string, unreadable: Error): Promise<string> {
   const [version, iv, sealed, ...rest] = stored.split(".");
   if (version !== VERSION || iv === undefined || sealed === undefined || rest.length > 0) throw unreadable;
   if (base64Length(iv) !== IV_BYTES || base64Length(sealed) === null) throw unreadable;
-  let plain: ArrayBuffer;
   try {
-    plain = await crypto.subtle.decrypt(
-      { name: "AES-GCM", iv: decodeBase64(iv), additionalData: boundTo(tenant, id) },
-      key,
-      decodeBase64(sealed),
-    );
+    const additionalData = new TextEncoder().encode(boundTo);
+    const plain = await crypto.subtle.decrypt({ name: "AES-GCM", iv: decodeBase64(iv), additionalData }, key, decodeBase64(sealed));
+    return new TextDecoder().decode(plain);
   } catch {
     throw unreadable;
   }
-  // Authenticated by AES-GCM, so written by encryptSecret; parsed anyway rather than cast.
-  const parsed = secretSchema.safeParse(JSON.parse(new TextDecoder().decode(plain)));
-  if (!parsed.success) throw unreadable;
-  return parsed.data;
 }

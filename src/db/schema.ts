@@ -234,3 +234,57 @@ export const deletedResponses = sqliteTable(
   },
   (t) => [primaryKey({ columns: [t.tenant, t.runId] })],
 );
+
+/**
+ * Lifecycle webhooks of a tenant (docs/webhooks.md). `events` is a JSON array of event types;
+ * `ciphertext` holds the signing secret, AES-GCM encrypted with `CREDENTIALS_KEY`
+ * (src/credentials/crypto.ts), never returned after creation.
+ */
+export const webhooks = sqliteTable(
+  "webhooks",
+  {
+    tenant: text().notNull(),
+    id: text().notNull(),
+    url: text().notNull(),
+    events: text().notNull(),
+    agentId: text(),
+    ciphertext: text().notNull(),
+    createdAt: text().notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.tenant, t.id] }), index("webhooks_list").on(t.tenant, t.createdAt, t.id)],
+);
+
+/**
+ * One event for one webhook (docs/webhooks.md): made in D1 by the session mirror's fan-out
+ * statement (src/session/store/mirror-statements.ts), attempted by the webhook queue's consumer
+ * (src/webhooks). `id` is the `webhook-id` every attempt sends; `(webhook_id, event_key, event_type)`
+ * makes a replayed fan-out a no-op. `round_start` is `attempts` when the current schedule began
+ * (0, or the attempts made before a redeliver).
+ */
+export const webhookDeliveries = sqliteTable(
+  "webhook_deliveries",
+  {
+    id: text().primaryKey(),
+    tenant: text().notNull(),
+    webhookId: text().notNull(),
+    eventKey: text().notNull(),
+    eventType: text().notNull(),
+    runId: text().notNull(),
+    sessionId: text().notNull(),
+    agentId: text().notNull(),
+    runStatus: text().notNull(),
+    /** The event's time: the payload's `timestamp`, the same on every attempt. */
+    eventAt: text().notNull(),
+    attempts: integer().notNull(),
+    roundStart: integer().notNull(),
+    status: text().notNull(),
+    lastStatusCode: integer(),
+    nextAttemptAt: text(),
+    createdAt: text().notNull(),
+  },
+  (t) => [
+    uniqueIndex("webhook_deliveries_event").on(t.webhookId, t.eventKey, t.eventType),
+    index("webhook_deliveries_list").on(t.tenant, t.webhookId, t.createdAt, t.id),
+    index("webhook_deliveries_due").on(t.status, t.nextAttemptAt),
+  ],
+);

@@ -6,6 +6,7 @@ import { log } from "../core/log";
 import { eventRetentionCutoff, positiveNumber } from "../core/settings";
 import type { Env } from "../env";
 import { rollUpRecentUsage } from "./usage-rollup";
+import { sweepWebhookDeliveries } from "./webhook-sweep";
 
 /** Runs swept per Cron tick; the rest wait for the next one. */
 const SWEEP_BATCH = 50;
@@ -51,6 +52,11 @@ export async function runMaintenance(env: Env, now: Date): Promise<void> {
     deleted = await applyRetention(env, now);
   } catch (error) {
     log({ event: "unhandled_error", message: `retention: ${errorMessage(error)}` });
+  }
+  try {
+    await sweepWebhookDeliveries(env, now);
+  } catch (error) {
+    log({ event: "unhandled_error", message: `webhook sweep: ${errorMessage(error)}` });
   }
   try {
     await rollUpRecentUsage(env.DB, now);

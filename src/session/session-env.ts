@@ -1,5 +1,6 @@
 import type { ProviderEnv } from "../providers";
 import type { RunMessage } from "../run-model";
+import type { WebhookMessage } from "../webhooks/message";
 
 /**
  * The bindings, variables and secrets a session's object uses (the Worker's `Env`, src/env.ts,
@@ -11,6 +12,8 @@ export interface SessionEnv extends ProviderEnv {
   MEDIA: R2Bucket;
   /** Background runs (`{ tenant, session_id, run_id }` messages). */
   RUNS: Queue<RunMessage>;
+  /** Lifecycle webhook deliveries (`{ tenant, delivery_id, attempt }` messages; src/webhooks). */
+  WEBHOOKS: Queue<WebhookMessage>;
   ENVIRONMENT?: string;
   /** Seconds after which a pending run whose queue message never came is started anyway. */
   QUEUE_FALLBACK_SECONDS?: string;

@@ -1,5 +1,6 @@
 import { createHmac } from "node:crypto";
 import type { Server } from "node:http";
+import { webhookReceiver } from "./webhook-receiver";
 
 /** The webhook secret the test Worker signs with (vitest.config.ts). */
 const WEBHOOK_SECRET = "test-webhook-secret";
@@ -27,6 +28,7 @@ type RecordedCall = {
  *   GET  /calls/<bucket>?count=N → the same, once the bucket has received at least N calls
  *   GET  /media/<kind>         → png (a 1×1 PNG), text (text/plain), big (a 6 MB "PNG"),
  *                                redirect (302 to /media/png), missing (404): image URL tests
+ *   /hook, /hook-secret, /hooks → a lifecycle webhook receiver (webhook-receiver.ts)
  */
 export async function startToolServer(serve: (handler: (request: Request) => Promise<Response>) => Promise<Server>): Promise<Server> {
   const calls = new Map<string, RecordedCall[]>();
@@ -49,9 +51,11 @@ export async function startToolServer(serve: (handler: (request: Request) => Pro
     }
     return gate;
   };
+  const receiver = webhookReceiver();
   return serve(async (request) => {
     const url = new URL(request.url);
-    const [, action, bucket = ""] = url.pathname.split("/");
+    const [, action = "", bucket = ""] = url.pathname.split("/");
+    if (action === "hook" || action === "hook-secret" || action === "hooks") return receiver(request, action, bucket, url);
     if (request.method === "GET" && action === "calls") {
       const count = Number(url.searchParams.get("count") ?? "0");
       while ((calls.get(bucket)?.length ?? 0) < count) await new Promise<void>((resolve) => readers.push(resolve));

@@ -48,7 +48,7 @@ function setUp(account) {
 /** @param {string[][]} calls */
 const creates = (calls) => calls.filter((call) => call.includes("create")).map((call) => call.join(" "));
 
-test("a first deploy creates the database, both queues (dead-letter first) and the bucket, migrates and deploys", () => {
+test("a first deploy creates the database, the queues (dead-letter first) and the bucket, migrates and deploys", () => {
   const { dir, deploy } = setUp();
   const run = deploy();
   assert.equal(run.status, 0, run.stderr);
@@ -56,6 +56,7 @@ test("a first deploy creates the database, both queues (dead-letter first) and t
     "d1 create agentry",
     "queues create agentry-runs-dlq",
     "queues create agentry-runs",
+    "queues create agentry-webhooks",
     "r2 bucket create agentry-media",
   ]);
   const written = readFileSync(join(dir, "wrangler.deploy.toml"), "utf8");
@@ -72,7 +73,7 @@ test("a second deploy reuses everything: no create, the same database id", () =>
   assert.equal(deploy().status, 0);
   const again = deploy();
   assert.equal(again.status, 0, again.stderr);
-  assert.equal(creates(again.state.calls).length, 4, "only the first run's creates");
+  assert.equal(creates(again.state.calls).length, 5, "only the first run's creates");
   assert.deepEqual(again.state.migratedIds, ["db-1-uuid", "db-1-uuid"]);
   assert.equal(again.state.deployed, 2);
 });
@@ -81,7 +82,11 @@ test("an account that already has the database uses its id", () => {
   const { deploy } = setUp({ databases: [{ uuid: "existing-uuid", name: "agentry" }], queues: ["agentry-runs"] });
   const run = deploy();
   assert.equal(run.status, 0, run.stderr);
-  assert.deepEqual(creates(run.state.calls), ["queues create agentry-runs-dlq", "r2 bucket create agentry-media"]);
+  assert.deepEqual(creates(run.state.calls), [
+    "queues create agentry-runs-dlq",
+    "queues create agentry-webhooks",
+    "r2 bucket create agentry-media",
+  ]);
   assert.deepEqual(run.state.migratedIds, ["existing-uuid"]);
 });
 
@@ -93,6 +98,7 @@ test("--jurisdiction eu creates D1 and R2 in it and writes the bucket's jurisdic
     "d1 create agentry --jurisdiction eu",
     "queues create agentry-runs-dlq",
     "queues create agentry-runs",
+    "queues create agentry-webhooks",
     "r2 bucket create agentry-media --jurisdiction eu",
   ]);
   assert.match(readFileSync(join(dir, "wrangler.deploy.toml"), "utf8"), /bucket_name = "agentry-media"\njurisdiction = "eu"/);

@@ -10,7 +10,9 @@ import { Mirror } from "../store/mirror";
 import { replayStream } from "../stream/replay-stream";
 import { DeltaBuffer } from "../stream/delta-buffer";
 import { EventHub, isTerminal, type EventData, type RunEvent, type RunEventType } from "../stream/events";
-import { mirrorMessage, mirrorRun, mirrorRunInputs, mirrorSession } from "../store/mirror-statements";
+import { isWebhookFanOut, mirrorMessage, mirrorRun, mirrorRunInputs, mirrorSession, mirrorWebhookEvent } from "../store/mirror-statements";
+import { webhookEventsOf } from "../../webhooks/event-types";
+import type { WebhookMessage } from "../../webhooks/message";
 import type { SessionFailure, SessionIdentity } from "../../run-model/session-protocol";
 import { meteredEnv, meterOn, meterSql } from "../../core/storage-meter";
 import { initializeNew, rebuildFromMirror } from "../store/rebuild";
@@ -61,6 +63,8 @@ export class SessionCore {
   private readonly deltas = new DeltaBuffer();
   /** Whether this instance armed the outbox timer since the mirror was last idle. */
   private mirrorArmed = false;
+  /** Webhook deliveries the mirror made in D1 and that are not on the webhook queue yet (drainOutbox). */
+  private newDeliveries: string[] = [];
 
   readonly env: SessionEnv;
 
@@ -73,10 +77,21 @@ export class SessionCore {
     this.store = new SessionStore(sql);
     this.timers = new Timers(this.store, ctx.storage);
     this.events = new EventLog(this.store, this.env.DB);
-    this.mirror = new Mirror(this.store, () => {
-      this.mirrorArmed = false;
-      this.setTimer("outbox", null);
-    });
+    this.mirror = new Mirror(
+      this.store,
+      () => {
+        this.mirrorArmed = false;
+        this.setTimer("outbox", null);
+      },
+      (statements, results) => {
+        statements.forEach((statement, i) => {
+          if (!isWebhookFanOut(statement)) return;
+          for (const row of results[i]?.results ?? []) {
+            if (typeof row === "object" && row !== null && "id" in row && typeof row.id === "string") this.newDeliveries.push(row.id);
+          }
+        });
+      },
+    );
     this.sockets = new SessionSockets(ctx);
     this.compactions = new CompactionStore(sql);
   }
@@ -198,10 +213,14 @@ export class SessionCore {
     const event: RunEvent = { seq: this.nextSeq(stored), type, run_id: run.id, session_id: run.session_id, created_at: createdAt, data };
     // Stored before anyone sees it (event-log.ts): the platform holds the frames below until the write is durable.
     this.events.record(event, stored);
-    if (stored) this.armMirror();
+    // Its webhook deliveries go in the outbox in the same write (no await between: one atomic
+    // write), so they outlive a crash right after it; the mirror makes them in D1 (docs/webhooks.md).
+    const hooks = webhookEventsOf(type, data, run.surface != null);
+    if (hooks.length > 0) this.store.enqueueMirror([mirrorWebhookEvent(this.tenant(), run, event, hooks)]);
+    if (stored || hooks.length > 0) this.armMirror();
     this.hub.publish(event);
     this.sockets.broadcast(event);
-    if (isTerminal(type)) void this.flush();
+    if (isTerminal(type) || hooks.length > 0) void this.flush();
   }
 
   /**
@@ -331,6 +350,23 @@ export class SessionCore {
     if (!drained) {
       this.mirrorArmed = true;
       this.setTimer("outbox", Date.now() + OUTBOX_RETRY_MS);
+    }
+    await this.sendNewDeliveries();
+  }
+
+  /**
+   * Puts the deliveries the mirror made on the webhook queue. A send that fails (or an object
+   * that dies before it) leaves them `pending` in D1, where the Cron sweep finds them
+   * (src/maintenance/webhook-sweep.ts): none is lost, at worst it is late.
+   */
+  private async sendNewDeliveries(): Promise<void> {
+    if (this.newDeliveries.length === 0) return;
+    const ids = this.newDeliveries.splice(0);
+    const tenant = this.tenant();
+    try {
+      await this.env.WEBHOOKS.sendBatch(ids.map((delivery_id) => ({ body: { tenant, delivery_id, attempt: 0 } satisfies WebhookMessage })));
+    } catch (error) {
+      log({ event: "webhook_enqueue_failed", delivery_ids: ids, message: errorMessage(error) });
     }
   }
 

@@ -1,7 +1,18 @@
 import { and, eq, sql } from "drizzle-orm";
 import type { RunRecord } from "../../run-model/run-record";
+import type { WebhookEvent } from "../../webhooks/event-types";
 import { splitRun } from "../../run-model/run-inputs";
-import { compactions, deletedResponses, events, messages, mirrorQuarantine, runInputs, runs, sessions } from "../../db/schema";
+import {
+  compactions,
+  deletedResponses,
+  events,
+  messages,
+  mirrorQuarantine,
+  runInputs,
+  runs,
+  sessions,
+  webhookDeliveries,
+} from "../../db/schema";
 import { excluded, template } from "../../db/statements";
 import { packEvents } from "./event-packs";
 import type { EventRow, MirrorStatement, StoredMessage } from "./session-store";
@@ -151,6 +162,54 @@ export function mirrorEvents(tenant: string, sessionId: string, rowsOf: EventRow
   close();
   return statements;
 }
+
+/**
+ * The webhook deliveries of one stored run event, made in D1 (docs/webhooks.md): one row per
+ * webhook of the tenant that asks for one of `events` (a JSON array of `{ type, status }`) and
+ * whose `agent_id` filter, if any, names the run's agent; none for a tenant without webhooks, so
+ * a run pays one more statement in a batch it sends anyway, and no read. The key
+ * `(webhook_id, event_key, event_type)` makes a replayed batch a no-op; `RETURNING` names the
+ * rows it made, which the object then puts on the webhook queue (session-core.ts).
+ */
+/**
+ * When the row is made, by D1's clock: its first attempt is due then (an event that waited out a
+ * D1 outage in the outbox is not overdue for the Cron sweep the moment it lands).
+ */
+const MADE_AT = sql.raw("strftime('%Y-%m-%dT%H:%M:%fZ', 'now')");
+
+const fanOutWebhookEvent = template<"tenant" | "agentId" | "eventKey" | "events" | "runId" | "sessionId" | "eventAt">((b, p) =>
+  b
+    .insert(webhookDeliveries)
+    .select(
+      sql`SELECT 'msg_' || lower(hex(randomblob(16))), w.tenant, w.id, ${p("eventKey")}, json_extract(t.value, '$.type'), ${p("runId")},
+        ${p("sessionId")}, ${p("agentId")}, json_extract(t.value, '$.status'), ${p("eventAt")}, 0, 0, 'pending', NULL, ${MADE_AT}, ${MADE_AT}
+        FROM webhooks AS w, json_each(${p("events")}) AS t
+        WHERE w.tenant = ${p("tenant")} AND (w.agent_id IS NULL OR w.agent_id = ${p("agentId")})
+          AND EXISTS (SELECT 1 FROM json_each(w.events) AS e WHERE e.value = json_extract(t.value, '$.type'))`,
+    )
+    .onConflictDoNothing()
+    .returning({ id: webhookDeliveries.id }),
+);
+
+/** The deliveries of the run event `seq` of `run` to the tenant's webhooks that ask for `events`. */
+export const mirrorWebhookEvent = (
+  tenant: string,
+  run: Pick<RunRecord, "id" | "session_id" | "agent_id">,
+  event: { seq: number; created_at: string },
+  made: WebhookEvent[],
+): MirrorStatement =>
+  fanOutWebhookEvent({
+    tenant,
+    agentId: run.agent_id,
+    eventKey: `${run.id}:${event.seq}`,
+    events: JSON.stringify(made),
+    runId: run.id,
+    sessionId: run.session_id,
+    eventAt: event.created_at,
+  });
+
+/** Whether a statement is a webhook fan-out, whose returned rows are deliveries to send. */
+export const isWebhookFanOut = (statement: MirrorStatement) => statement.sql === fanOutWebhookEvent.sql();
 
 const raiseLastSeq = template<"lastSeq" | "tenant" | "id">((b, p) =>
   b

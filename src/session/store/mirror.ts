@@ -45,6 +45,8 @@ export class Mirror {
     private readonly store: SessionStore,
     /** Called when nothing is left to copy (the caller disarms its retry timer). */
     private readonly onIdle: () => void,
+    /** Called with each batch that went through and D1's results, statement by statement (the rows a `RETURNING` gave). */
+    private readonly onApplied: (statements: MirrorStatement[], results: D1Result[]) => void = () => {},
   ) {}
 
   /** True when everything reached D1; false when a batch failed and waits for a retry. */
@@ -57,8 +59,9 @@ export class Mirror {
         return true;
       }
       const statements = units.flatMap((u) => u.statements);
+      let results: D1Result[];
       try {
-        await db.batch(statements.map((s) => db.prepare(s.sql).bind(...s.params)));
+        results = await db.batch(statements.map((s) => db.prepare(s.sql).bind(...s.params)));
       } catch (error) {
         const message = errorMessage(error);
         if (units.length > 1) {
@@ -71,6 +74,7 @@ export class Mirror {
         continue;
       }
       this.done(units);
+      this.onApplied(statements, results);
     }
   }
 
