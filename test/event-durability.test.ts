@@ -83,6 +83,20 @@ describe("events are durable before anyone sees them", () => {
     expect(contiguous(log)).toBe(true);
   });
 
+  it("stores the streamed pieces released together as one row, and reads every one of them back", async () => {
+    const agent = await createAgent();
+    const response = await postRun(agent.id, { input: "[[words 40]]" });
+    const run = await response.json<Run>();
+    const log = await storedEvents(agent.id, run.id);
+    expect(log.filter((e) => e.type === "content_delta").length).toBeGreaterThanOrEqual(40);
+    expect(contiguous(log)).toBe(true);
+    const rows = await runInDurableObject(sessionStub(run.session_id), (_i, state) =>
+      state.storage.sql.exec<{ type: string }>("SELECT type FROM events WHERE run_id = ?", run.id).toArray(),
+    );
+    expect(rows.some((row) => row.type === "event_pack")).toBe(true);
+    expect(rows.length).toBeLessThan(log.length / 2);
+  });
+
   it("copies the stored events to D1 from the object's log, above the mirrored mark", async () => {
     const agent = await createAgent();
     const response = await postRun(agent.id, { input: "mirror me" });

@@ -8,7 +8,7 @@ import { CompactionStore, mirrorCompaction, rebuildCompactions, type Compaction 
 import { EventLog } from "../store/event-log";
 import { Mirror } from "../store/mirror";
 import { replayStream } from "../stream/replay-stream";
-import { DeltaBuffer } from "../stream/delta-buffer";
+import { DELTA_WINDOW_MS, DeltaBuffer } from "../stream/delta-buffer";
 import { EventHub, isTerminal, type EventData, type RunEvent, type RunEventType } from "../stream/events";
 import { isWebhookFanOut, mirrorMessage, mirrorRun, mirrorRunInputs, mirrorSession, mirrorWebhookEvent } from "../store/mirror-statements";
 import { webhookEventsOf } from "../../webhooks/event-types";
@@ -60,7 +60,7 @@ export class SessionCore {
   /** The copy of the outbox and the event log to D1 (mirror.ts). */
   readonly mirror: Mirror;
   /** A streamed answer's deltas, stored a window's worth at a time (delta-buffer.ts). */
-  private readonly deltas = new DeltaBuffer();
+  private readonly deltas = new DeltaBuffer(DELTA_WINDOW_MS, (writeAll) => this.events.packed(writeAll));
   /** Whether this instance armed the outbox timer since the mirror was last idle. */
   private mirrorArmed = false;
   /** Webhook deliveries the mirror made in D1 and that are not on the webhook queue yet (drainOutbox). */

@@ -24,6 +24,8 @@ export class EventLog {
   private readonly open = new Set<string>();
   /** Runs known (in this instance) to have their `run_started` stored. */
   private readonly opened = new Set<string>();
+  /** Stored events held to be written together (`packed`), or null. */
+  private pack: RunEvent[] | null = null;
   /** Runs whose first stored event this instance has noted (SessionStore.noteFirstEvent). */
   private readonly logged = new Set<string>();
 
@@ -32,12 +34,13 @@ export class EventLog {
     private readonly db: D1Database,
   ) {}
 
-  /** Notes an emitted event and, when `stored`, writes it to the object's storage. */
+  /** Notes an emitted event and, when `stored`, writes it to the object's storage (or to the pack being made). */
   record(event: RunEvent, stored: boolean): void {
     if (isTerminal(event.type)) this.open.delete(event.run_id);
     else this.open.add(event.run_id);
     if (!stored) return;
-    this.store.putEvent(event);
+    if (this.pack) this.pack.push(event);
+    else this.store.putEvent(event);
     if (!this.logged.has(event.run_id)) {
       this.store.noteFirstEvent(event.run_id, event.seq);
       this.logged.add(event.run_id);
@@ -57,6 +60,22 @@ export class EventLog {
     if (!this.store.isOpened(runId)) return false;
     this.opened.add(runId);
     return true;
+  }
+
+  /**
+   * Runs `emitAll` (deltas released together, delta-buffer.ts) with the events it stores written
+   * as one row of packed events (event-packs.ts), after the last of them and in the same
+   * synchronous write: one row written for a window's pieces instead of one each.
+   */
+  packed(emitAll: () => void): void {
+    this.pack = [];
+    try {
+      emitAll();
+    } finally {
+      const events = this.pack;
+      this.pack = null;
+      this.store.putEvents(events);
+    }
   }
 
   /** Opens a stretch of `runId` in this instance: the events that end a run (its finish) go out. */

@@ -1,11 +1,12 @@
 import type { EventRow } from "./session-store";
 
 /**
- * The D1 mirror keeps a run's events as packs: one row holds consecutive events of one run
- * (`type` EVENT_PACK, `data` the JSON array of them, `seq` and `created_at` its last event's).
- * A row of D1 costs a write for itself and one for each of its three indexes, so an event a
- * row cost four writes; a pack costs four for all of its events (docs/performance.md, "What a
- * run costs"). Rows mirrored before packs stay single events; reads take both.
+ * Events kept as packs: one row holds consecutive events of one run (`type` EVENT_PACK, `data`
+ * the JSON array of them, `seq` and `created_at` its last event's). The D1 mirror packs what one
+ * copy of the log carries (a row of D1 costs a write for itself and one per index: four an
+ * event before), and the object packs the streamed pieces a delta window releases together
+ * (delta-buffer.ts). Readers open packs (docs/performance.md, "What a run costs"); rows written
+ * before packs stay single events, and reads take both.
  */
 export const EVENT_PACK = "event_pack";
 

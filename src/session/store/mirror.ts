@@ -20,8 +20,12 @@ const EVENTS_PER_BATCH = 500;
 /** An entry that fails alone this many times while D1 answers other queries is quarantined. */
 export const QUARANTINE_AFTER = 3;
 
-/** What one batch carries: outbox entries (up to `lastId`) and/or the events up to `lastSeq`. */
-type Unit = { statements: MirrorStatement[]; entryId: number | null; lastSeq: number | null };
+/**
+ * What one batch carries: outbox entries (up to `lastId`) and/or the events up to `lastSeq`. After
+ * a failed batch an entry of several statements goes one statement at a time: `rest` is what its
+ * entry keeps once the unit went through (null: the unit is the whole entry).
+ */
+type Unit = { statements: MirrorStatement[]; entryId: number | null; lastSeq: number | null; rest: MirrorStatement[] | null };
 
 const sizeOf = (statements: MirrorStatement[]) =>
   statements.reduce((n, s) => n + s.params.reduce<number>((m, p) => m + (typeof p === "string" ? p.length : 8), s.sql.length), 0);
@@ -79,11 +83,19 @@ export class Mirror {
   }
 
   private done(units: Unit[]): void {
-    const lastId = units.reduce<number | null>((n, u) => (u.entryId === null ? n : Math.max(n ?? 0, u.entryId)), null);
+    for (const unit of units) if (unit.entryId !== null && unit.rest !== null) this.keepRest(unit.entryId, unit.rest);
+    const whole = units.filter((u) => u.rest === null);
+    const lastId = whole.reduce<number | null>((n, u) => (u.entryId === null ? n : Math.max(n ?? 0, u.entryId)), null);
     if (lastId !== null) this.store.removeFromOutbox(lastId);
     const lastSeq = units.reduce<number | null>((n, u) => (u.lastSeq === null ? n : Math.max(n ?? 0, u.lastSeq)), null);
     if (lastSeq !== null) this.store.setMeta("events_mirrored", String(lastSeq));
     for (const unit of units) this.rejections.delete(keyOf(unit));
+  }
+
+  /** What an entry keeps once one of its statements reached D1 or was quarantined: the rest, or nothing. */
+  private keepRest(entryId: number, rest: MirrorStatement[]): void {
+    if (rest.length > 0) this.store.replaceOutboxEntry(entryId, rest);
+    else this.store.removeOutboxEntry(entryId);
   }
 
   /**
@@ -105,7 +117,7 @@ export class Mirror {
     if (count < QUARANTINE_AFTER) return false;
     const at = nowIso();
     const id = this.store.quarantine(unit.statements, message, at);
-    if (unit.entryId !== null) this.store.removeOutboxEntry(unit.entryId);
+    if (unit.entryId !== null) this.keepRest(unit.entryId, unit.rest ?? []);
     // The operator learns of it through D1 (which answers: the probe went through); a record
     // that D1 rejects in turn is kept in the object only.
     if (!unit.statements.every(isQuarantineRecord)) {
@@ -132,8 +144,13 @@ export class Mirror {
       chars += sizeOf(unit.statements);
     };
     for (const entry of this.store.outbox(this.singly ? 1 : ENTRIES_PER_BATCH)) {
+      if (this.singly && entry.statements.length > 1) {
+        const [first, ...rest] = entry.statements;
+        if (first) add({ statements: [first], entryId: entry.id, lastSeq: null, rest });
+        return units;
+      }
       if (!fits(entry.statements)) return units;
-      add({ statements: entry.statements, entryId: entry.id, lastSeq: null });
+      add({ statements: entry.statements, entryId: entry.id, lastSeq: null, rest: null });
     }
     const events = this.eventUnit();
     if (events && fits(events.statements)) add(events);
@@ -159,7 +176,7 @@ export class Mirror {
     const tenant = this.store.getMeta("tenant") ?? "";
     const statements = mirrorEvents(tenant, sessionId, events);
     statements.push(mirrorLastSeq(tenant, sessionId, this.store.seqCeiling()));
-    return { statements, entryId: null, lastSeq: events.at(-1)?.seq ?? null };
+    return { statements, entryId: null, lastSeq: events.at(-1)?.seq ?? null, rest: null };
   }
 
   private sessionId(): string {
@@ -167,4 +184,5 @@ export class Mirror {
   }
 }
 
-const keyOf = (unit: Unit) => (unit.entryId !== null ? `entry:${unit.entryId}` : `events:${unit.lastSeq}`);
+/** A unit's key for its rejection count: an entry's statement by how many of the entry's statements follow it. */
+const keyOf = (unit: Unit) => (unit.entryId !== null ? `entry:${unit.entryId}:${unit.rest?.length ?? "all"}` : `events:${unit.lastSeq}`);

@@ -6,6 +6,7 @@ import { parseRunRecord } from "../../run-model/run-record-schema";
 import type { StoredMessage } from "../../run-model/stored-message";
 import { RunTextCache } from "./run-text-cache";
 import { parseStored } from "../../core/json-depth";
+import { packEvents, unpackEvents } from "./event-packs";
 import { MessageCache } from "./message-cache";
 import type { Statement } from "../../db/statements";
 
@@ -13,6 +14,10 @@ export type { StoredMessage };
 
 /** One statement for the D1 mirror (made by drizzle, db/statements.ts), kept in the outbox until D1 has it. */
 export type MirrorStatement = Statement;
+
+/** Statements of one outbox entry at most, and their JSON characters (a statement over it is an entry alone). */
+export const OUTBOX_ENTRY_STATEMENTS = 20;
+export const OUTBOX_ENTRY_CHARS = 256_000;
 
 export type LedgerEntry = { tool_call_id: string; run_id: string; output: string; is_error: boolean };
 
@@ -346,11 +351,30 @@ export class SessionStore {
   }
 
   /**
-   * Puts statements in the outbox, one row each: a row is no larger than its statement (a
-   * step's messages and the run's body do not add up), and D1 rejecting one quarantines only it.
+   * Puts a commit's statements in the outbox, as few rows as OUTBOX_ENTRY_STATEMENTS and
+   * OUTBOX_ENTRY_CHARS allow (a row written is what an object is billed for; a statement larger
+   * than the bound is a row alone). D1 rejecting one statement still quarantines only it (mirror.ts).
    */
   enqueueMirror(statements: MirrorStatement[]): void {
-    for (const statement of statements) this.sql.exec("INSERT INTO outbox (statements) VALUES (?)", JSON.stringify([statement]));
+    let entry: string[] = [];
+    let chars = 0;
+    const put = () => {
+      if (entry.length > 0) this.sql.exec("INSERT INTO outbox (statements) VALUES (?)", `[${entry.join(",")}]`);
+      entry = [];
+      chars = 0;
+    };
+    for (const statement of statements) {
+      const text = JSON.stringify(statement);
+      if (entry.length >= OUTBOX_ENTRY_STATEMENTS || (entry.length > 0 && chars + text.length > OUTBOX_ENTRY_CHARS)) put();
+      entry.push(text);
+      chars += text.length;
+    }
+    put();
+  }
+
+  /** Keeps only `statements` of an outbox entry (the ones before them reached D1 one by one). */
+  replaceOutboxEntry(id: number, statements: MirrorStatement[]): void {
+    this.sql.exec("UPDATE outbox SET statements = ? WHERE id = ?", JSON.stringify(statements), id);
   }
 
   /** The oldest outbox entries, at most `limit`. */
@@ -441,6 +465,32 @@ export class SessionStore {
     return Math.max(newest, Number(this.getMeta("seq_ceiling") ?? "0"));
   }
 
+  /** Stores events, several in one row when they are of one run (event-packs.ts); one already stored is left as it is. */
+  putEvents(events: RunEvent[]): void {
+    if (events.length <= 1) {
+      for (const event of events) this.putEvent(event);
+      return;
+    }
+    this.ensure();
+    const rows = events.map((e) => ({
+      seq: e.seq,
+      run_id: e.run_id,
+      type: e.type,
+      data: JSON.stringify(e.data),
+      created_at: e.created_at,
+    }));
+    for (const row of packEvents(rows)) {
+      this.sql.exec(
+        "INSERT OR IGNORE INTO events (seq, run_id, type, data, created_at) VALUES (?, ?, ?, ?, ?)",
+        row.seq,
+        row.run_id,
+        row.type,
+        row.data,
+        row.created_at,
+      );
+    }
+  }
+
   /**
    * Deletes stored events created before `before` (ISO time) that reached the D1 mirror. When the
    * newest goes too, its seq is kept as the ceiling first, so that no seq is handed out again.
@@ -460,7 +510,10 @@ export class SessionStore {
     return this.storedEventRows(runId, after, limit).map((row) => eventOfRow(sessionId, row));
   }
 
-  /** The same rows as stored (`data` left as its JSON text: the D1 mirror copies it as it is). */
+  /**
+   * The same events as stored (`data` left as its JSON text: the D1 mirror copies it as it is),
+   * packs opened (a pack is keyed by its last seq, so one holding events after `after` is found).
+   */
   storedEventRows(runId: string | null, after: number, limit: number): EventRow[] {
     this.ensure();
     const rows =
@@ -472,7 +525,9 @@ export class SessionStore {
             runId,
             limit,
           );
-    return rows.toArray();
+    return unpackEvents(rows.toArray())
+      .filter((row) => row.seq > after)
+      .slice(0, limit);
   }
 
   setTimer(name: string, dueAt: number | null): void {

@@ -18,7 +18,14 @@ export class DeltaBuffer {
   private timer: ReturnType<typeof setTimeout> | null = null;
   private lastWriteAt = Number.NEGATIVE_INFINITY;
 
-  constructor(private readonly windowMs = DELTA_WINDOW_MS) {}
+  /**
+   * `around` runs the writes of held deltas released together (SessionCore stores them as one row
+   * of the event log: event-packs.ts).
+   */
+  constructor(
+    private readonly windowMs = DELTA_WINDOW_MS,
+    private readonly around: (writeAll: () => void) => void = (writeAll) => writeAll(),
+  ) {}
 
   /**
    * Runs `write` now, or holds it until the window ends or `release()`. `watched`: someone
@@ -47,6 +54,9 @@ export class DeltaBuffer {
     }
     if (this.held.length === 0) return;
     this.lastWriteAt = Date.now();
-    for (const write of this.held.splice(0)) write();
+    const held = this.held.splice(0);
+    this.around(() => {
+      for (const write of held) write();
+    });
   }
 }
