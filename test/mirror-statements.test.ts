@@ -12,6 +12,7 @@ import {
   mirrorRun,
   mirrorRunInputs,
   mirrorSession,
+  withoutSupersededRuns,
 } from "../src/session/store/mirror-statements";
 import type { EventRow, MirrorStatement } from "../src/session/store/session-store";
 import { unpackEvents } from "../src/session/store/event-packs";
@@ -94,6 +95,24 @@ describe("the mirror's statements (made with drizzle)", () => {
     const rows = (await env.DB.prepare("SELECT * FROM events WHERE session_id = ?").bind(sessionId).all<EventRow>()).results;
     expect(rows).toHaveLength(2);
     expect(unpackEvents(rows).map((e) => [e.seq, JSON.parse(e.data)])).toEqual([1, 2, 3, 4, 5].map((seq) => [seq, { text: String(seq) }]));
+  });
+
+  it("leave out of a batch the run upserts a later one of the same run supersedes, and D1 ends with the same rows", async () => {
+    const sessionId = `superseded-${crypto.randomUUID()}`;
+    const running = ledger("default", sessionId, "running", 3);
+    const completed = ledger("default", sessionId, "completed", 4);
+    const batch = [...running, ...completed];
+    const kept = withoutSupersededRuns(batch);
+    expect(batch.length - kept.length).toBe(1);
+    expect(kept).not.toContain(running[1]);
+    expect(kept).toContain(completed[1]);
+    await send(kept);
+    const short = await rowsOf(sessionId);
+    const full = `superseded-${crypto.randomUUID()}`;
+    await send([...ledger("default", full, "running", 3), ...ledger("default", full, "completed", 4)]);
+    const strip = (rows: Record<string, unknown[]>) => JSON.stringify(rows).replaceAll(sessionId, "S").replaceAll(full, "S");
+    expect(strip(short)).toEqual(strip(await rowsOf(full)));
+    expect(short.runs).toMatchObject([{ status: "completed" }]);
   });
 
   it("recognise quarantine records, drizzle's and the hand-written ones older outboxes hold", () => {

@@ -373,4 +373,9 @@ export class SessionCore {
   setTimer(name: TimerName, dueAt: number | null): void {
     this.timers.set(name, dueAt);
   }
+
+  /** When a timer is due, or null when it is not set. */
+  timerDue(name: TimerName): number | null {
+    return this.timers.due(name);
+  }
 }

@@ -27,6 +27,11 @@ export class Timers {
     this.sync();
   }
 
+  /** When `name` is due, or null when it is not set. */
+  due(name: TimerName): number | null {
+    return this.store.timers().find((timer) => timer.name === name)?.due_at ?? null;
+  }
+
   /** Removes and returns the timers that are due. */
   takeDue(now = Date.now()): TimerName[] {
     const due = this.store.timers().filter((t) => t.due_at <= now);

@@ -81,6 +81,27 @@ export const mirrorRun = (tenant: string, run: RunRecord, updatedAt: string): Mi
     updatedAt,
   });
 
+/** The run a statement upserts, when it is `mirrorRun`'s (the run's id is its first parameter). */
+const runUpserted = (statement: MirrorStatement): string | null =>
+  statement.sql === upsertRun.sql() && typeof statement.params[0] === "string" ? statement.params[0] : null;
+
+/**
+ * A batch's statements without the run upserts a later one in the same batch supersedes: each
+ * writes the whole changing row, so the last alone leaves D1 with the same row, and every one
+ * left out saves a row written for the row and each of its indexes.
+ */
+export function withoutSupersededRuns(statements: MirrorStatement[]): MirrorStatement[] {
+  const last = new Map<string, number>();
+  statements.forEach((statement, index) => {
+    const id = runUpserted(statement);
+    if (id !== null) last.set(id, index);
+  });
+  return statements.filter((statement, index) => {
+    const id = runUpserted(statement);
+    return id === null || last.get(id) === index;
+  });
+}
+
 const insertRunInputs = template<"id" | "tenant" | "sessionId" | "body">((b, p) =>
   b
     .insert(runInputs)

@@ -1,7 +1,7 @@
 import { errorMessage } from "../../core/errors";
 import { nowIso } from "../../core/ids";
 import { log } from "../../core/log";
-import { isQuarantineRecord, mirrorEvents, mirrorLastSeq, mirrorQuarantined } from "./mirror-statements";
+import { isQuarantineRecord, mirrorEvents, mirrorLastSeq, mirrorQuarantined, withoutSupersededRuns } from "./mirror-statements";
 import type { EventRow, MirrorStatement, SessionStore } from "./session-store";
 
 /**
@@ -62,7 +62,7 @@ export class Mirror {
         this.onIdle();
         return true;
       }
-      const statements = units.flatMap((u) => u.statements);
+      const statements = withoutSupersededRuns(units.flatMap((u) => u.statements));
       let results: D1Result[];
       try {
         results = await db.batch(statements.map((s) => db.prepare(s.sql).bind(...s.params)));
