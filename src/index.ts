@@ -4,6 +4,7 @@ import { consumeRuns } from "./maintenance/run-queue";
 import { runMaintenance } from "./maintenance/sweeper";
 
 export { SessionObject } from "./session";
+export { TenantLedger } from "./budgets";
 
 const app = createApp();
 

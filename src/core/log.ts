@@ -20,7 +20,9 @@ export type LogEvent =
   | { event: "session_delete_resumed"; session_id: string }
   | { event: "session_delete_failed"; session_id: string; message: string }
   /** A run record read back from storage or D1 failed its schema (run-record-schema.ts). */
-  | { event: "corrupt_run_record"; run_id: string; where: string; fields: string[] };
+  | { event: "corrupt_run_record"; run_id: string; where: string; fields: string[] }
+  /** A session object could not reach its tenant's spend ledger: the call went on, its reports are sent with the next ones. */
+  | { event: "ledger_unreachable"; reports: number; message: string };
 
 export type LogLevel = "debug" | "info" | "warn" | "error";
 
@@ -50,6 +52,7 @@ const LEVELS: Record<LogEvent["event"], LogLevel> = {
   session_delete_resumed: "warn",
   session_delete_failed: "error",
   corrupt_run_record: "error",
+  ledger_unreachable: "error",
 };
 
 const context = new AsyncLocalStorage<LogContext>();

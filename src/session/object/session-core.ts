@@ -18,6 +18,7 @@ import { type Checkpoint, isGoingOn, type RunRecord, type RunStatus } from "../.
 import { SessionSockets } from "../stream/sockets";
 import { SessionStore, type MirrorStatement, type StoredMessage } from "../store/session-store";
 import { Timers, type TimerName } from "./timers";
+import { SpendGate } from "./spend-gate";
 
 /** A failed D1 mirror batch is retried on the alarm after this long. */
 export const OUTBOX_RETRY_MS = 2_000;
@@ -58,6 +59,8 @@ export class SessionCore {
   readonly mirror: Mirror;
   /** A streamed answer's deltas, stored a window's worth at a time (delta-buffer.ts). */
   private readonly deltas = new DeltaBuffer();
+  /** Model calls' spend: checked against and counted in the tenant's ledger (spend-gate.ts). */
+  readonly spend: SpendGate;
   /** Whether this instance armed the outbox timer since the mirror was last idle. */
   private mirrorArmed = false;
 
@@ -74,6 +77,7 @@ export class SessionCore {
     });
     this.sockets = new SessionSockets(ctx);
     this.compactions = new CompactionStore(ctx.storage.sql);
+    this.spend = new SpendGate(env, () => ({ tenant: this.tenant(), session_id: this.sessionId }));
   }
 
   /** The session this object's storage holds, or null when it holds none (never used, or deleted). */

@@ -1,0 +1,28 @@
+import type { Period } from "./periods";
+
+/** Whose use a budget caps: the whole tenant, one of its agents, or one of its sessions. */
+export type BudgetScope = "tenant" | "agent" | "session";
+
+/** What a model call is counted against: the tenant's ledger holds a counter for each of these scopes. */
+export type SpendKeys = { agent_id: string; session_id: string | null };
+
+/** One model call's use, as the session object reports it to its tenant's ledger. */
+export type Spend = SpendKeys & {
+  /** USD; 0 when the model's price is unknown (its tokens still count). */
+  cost_usd: number;
+  /** `total_tokens`: input plus output tokens. */
+  tokens: number;
+  /** When the call answered (epoch ms): the UTC day and month it is counted in. */
+  at: number;
+};
+
+/** The spent budget that refuses a model call. */
+export type BudgetStop = { budget_id: string; scope: BudgetScope; period: Period; resets_at: string | null; message: string };
+
+/** The ledger's answer to "may the next model call be made?". */
+export type Verdict = { ok: true } | ({ ok: false } & BudgetStop);
+
+export const ALLOWED: Verdict = { ok: true };
+
+/** Costs are kept to 1e-10 USD so that sums of many calls do not gather float noise. */
+export const roundUsd = (usd: number) => Math.round(usd * 1e10) / 1e10;

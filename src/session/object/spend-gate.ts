@@ -1,0 +1,123 @@
+import type { Agent } from "../../agents";
+import { ALLOWED, type BudgetStop, ledgerOf, type Spend, type Verdict } from "../../budgets";
+import { errorMessage } from "../../core/errors";
+import { log } from "../../core/log";
+import type { Usage } from "../../core/messages";
+import { costOf } from "../../providers/pricing";
+import { ProviderError } from "../../providers/types";
+import type { RunRecord } from "../../run-model/run-record";
+import type { SessionEnv } from "../session-env";
+import type { SpendPort } from "../transcript/model-history";
+
+/** A ledger's answer is trusted for this long; after it (a long tool call, a pause) the next call asks again. */
+const FRESH_MS = 10_000;
+/** Reports kept in memory while the ledger cannot be reached; the oldest are dropped past this. */
+const MAX_UNSENT = 1_000;
+
+type Answer = { verdict: Promise<Verdict>; at: number };
+
+/**
+ * The session object's side of its tenant's ledger (docs/budgets.md). Before each model call a
+ * run asks "may I call?" (`mayCall`); after each call its usage is reported (`report`, the one way
+ * spend is counted), and the ledger's answer to that report is the next call's permission: a
+ * step pays one ledger round trip, sent while the step commits and runs its tools. A run thus
+ * never holds more than one answered-but-uncounted call, which bounds the overshoot of parallel
+ * runs. When the ledger cannot be reached the call goes on (logged) and its report is sent again
+ * with the next one.
+ */
+export class SpendGate implements SpendPort {
+  /** Reports the ledger has not confirmed. */
+  private unsent: Spend[] = [];
+  /** A run's permission for its next call: the answer to its last report or check. */
+  private readonly answers = new Map<string, Answer>();
+  /** Runs allowed one call that has not been reported yet, with when. */
+  private readonly grants = new Map<string, number>();
+
+  constructor(
+    private readonly env: SessionEnv,
+    private readonly identity: () => { tenant: string; session_id: string },
+  ) {}
+
+  /**
+   * A turn's start (or a call outside a run, `runId` null): asks the ledger now; a refusal names
+   * the spent budget, else the run may make its first call without asking again.
+   */
+  async admit(runId: string | null, agentId: string): Promise<BudgetStop | null> {
+    if (runId !== null) this.answers.delete(runId);
+    const verdict = await this.ask(agentId);
+    if (!verdict.ok) return verdict;
+    if (runId !== null) this.grant(runId);
+    return null;
+  }
+
+  async mayCall(run: RunRecord): Promise<void> {
+    const granted = this.grants.get(run.id);
+    if (granted !== undefined && Date.now() - granted < FRESH_MS) return;
+    const answer = this.answers.get(run.id);
+    this.answers.delete(run.id);
+    const verdict = answer && Date.now() - answer.at < FRESH_MS ? await answer.verdict : await this.ask(run.agent.id);
+    if (!verdict.ok) {
+      this.grants.delete(run.id);
+      throw new ProviderError("budget_exceeded", verdict.message, false);
+    }
+    this.grant(run.id);
+  }
+
+  report(agent: Agent, runId: string | null, usage: Usage): number | null {
+    const cost = costOf(agent.model, usage, agent.prices);
+    this.unsent.push({
+      agent_id: agent.id,
+      session_id: this.identity().session_id,
+      cost_usd: cost ?? 0,
+      tokens: usage.input_tokens + usage.output_tokens,
+      at: Date.now(),
+    });
+    const verdict = this.ask(agent.id);
+    if (runId !== null) {
+      this.grants.delete(runId);
+      this.answers.set(runId, { verdict, at: Date.now() });
+    } else {
+      this.answers.set(`call:${crypto.randomUUID()}`, { verdict, at: Date.now() });
+    }
+    this.prune();
+    return cost;
+  }
+
+  /** Resolves once the run's last report reached the ledger (a run's spend is counted before its end is announced). */
+  async settled(runId: string): Promise<void> {
+    const answer = this.answers.get(runId);
+    this.grants.delete(runId);
+    if (answer) await answer.verdict;
+  }
+
+  /** Resolves once every report sent so far reached the ledger (or failed). */
+  async flushed(): Promise<void> {
+    await Promise.all([...this.answers.values()].map((a) => a.verdict));
+  }
+
+  /** Sends the unsent reports and asks whether `agentId`'s next call in this session may be made. Never throws. */
+  private async ask(agentId: string): Promise<Verdict> {
+    const spends = this.unsent;
+    this.unsent = [];
+    try {
+      const { tenant, session_id } = this.identity();
+      return await ledgerOf(this.env, tenant).settle(spends, { agent_id: agentId, session_id });
+    } catch (error) {
+      this.unsent = [...spends, ...this.unsent].slice(-MAX_UNSENT);
+      log({ event: "ledger_unreachable", reports: spends.length, message: errorMessage(error) });
+      return ALLOWED;
+    }
+  }
+
+  private grant(runId: string): void {
+    this.grants.set(runId, Date.now());
+  }
+
+  /** Forgets answers and grants too old to be used (runs that ended without `settled`, such as a cancelled one). */
+  private prune(): void {
+    if (this.answers.size + this.grants.size < 64) return;
+    const old = Date.now() - FRESH_MS;
+    for (const [id, a] of this.answers) if (a.at < old) this.answers.delete(id);
+    for (const [id, at] of this.grants) if (at < old) this.grants.delete(id);
+  }
+}
