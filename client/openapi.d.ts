@@ -361,6 +361,43 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/budgets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the tenant's budgets with their use, newest first */
+        get: operations["listBudgets"];
+        put?: never;
+        /** Create a spend budget on the tenant, an agent or a session */
+        post: operations["createBudget"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/budgets/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A budget with its use in the current period */
+        get: operations["getBudget"];
+        put?: never;
+        post?: never;
+        /** Delete a budget; the use it counted stays counted for the others */
+        delete: operations["deleteBudget"];
+        options?: never;
+        head?: never;
+        /** Change a budget's limits (null removes one; one must remain); binds the next model call */
+        patch: operations["updateBudget"];
+        trace?: never;
+    };
     "/v1/responses": {
         parameters: {
             query?: never;
@@ -457,7 +494,7 @@ export interface components {
                  * @example invalid_request
                  * @enum {string}
                  */
-                type: "invalid_request" | "unauthorized" | "forbidden" | "not_found" | "already_exists" | "session_busy" | "queue_full" | "run_not_continuable" | "idempotency_conflict" | "credential_in_use" | "payload_too_large" | "rate_limited" | "provider_error" | "internal";
+                type: "invalid_request" | "unauthorized" | "forbidden" | "not_found" | "already_exists" | "session_busy" | "queue_full" | "run_not_continuable" | "idempotency_conflict" | "credential_in_use" | "payload_too_large" | "rate_limited" | "budget_exceeded" | "provider_error" | "internal";
                 message: string;
                 details: {
                     [key: string]: unknown;
@@ -1839,6 +1876,52 @@ export interface components {
             /** @description Sum of the runs' known costs; null when none was known */
             cost_usd: number | null;
         };
+        Budget: {
+            /** @example bdg_0mh2x9k1a7q3c8w2e5r0 */
+            id: string;
+            /** @enum {string} */
+            scope: "tenant" | "agent" | "session";
+            scope_id: string | null;
+            /** @enum {string} */
+            period: "day" | "month" | "total";
+            max_cost_usd: number | null;
+            max_tokens: number | null;
+            /** @description Spent in the current period (model calls of unknown price count 0) */
+            used_cost_usd: number;
+            /** @description Sum of total_tokens in the current period */
+            used_tokens: number;
+            /** @description When the current period ends (UTC); null for total */
+            resets_at: string | null;
+            created_at: string;
+            updated_at: string;
+        };
+        BudgetCreate: {
+            /**
+             * @description Whose use is capped: the tenant's, an agent's or a session's
+             * @enum {string}
+             */
+            scope: "tenant" | "agent" | "session";
+            /**
+             * @description The agent's or session's id; none for a tenant budget
+             * @example support-bot
+             */
+            scope_id?: string;
+            /**
+             * @description A UTC day, a UTC month, or since the budget's creation
+             * @enum {string}
+             */
+            period: "day" | "month" | "total";
+            /** @description USD per period; at least one limit is set */
+            max_cost_usd?: number | null;
+            /** @description total_tokens (input + output) per period; at least one limit is set */
+            max_tokens?: number | null;
+        };
+        BudgetPatch: {
+            /** @description USD per period; at least one limit is set */
+            max_cost_usd?: number | null;
+            /** @description total_tokens (input + output) per period; at least one limit is set */
+            max_tokens?: number | null;
+        };
         /** @description OpenAI's Response object; every field in docs/responses-api.md */
         OpenAIResponse: {
             id: string;
@@ -2143,10 +2226,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Over the token's request rate */
+            /** @description Over the token's request rate (rate_limited); or, where a model call would be made, a spent budget (budget_exceeded, details.budget_id and resets_at) */
             429: {
                 headers: {
-                    /** @description Seconds to wait before the next request */
+                    /** @description Seconds to wait before the next request (a spent budget: until its period resets; none for a total budget) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -2217,10 +2300,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Over the token's request rate */
+            /** @description Over the token's request rate (rate_limited); or, where a model call would be made, a spent budget (budget_exceeded, details.budget_id and resets_at) */
             429: {
                 headers: {
-                    /** @description Seconds to wait before the next request */
+                    /** @description Seconds to wait before the next request (a spent budget: until its period resets; none for a total budget) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -2309,10 +2392,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Over the token's request rate */
+            /** @description Over the token's request rate (rate_limited); or, where a model call would be made, a spent budget (budget_exceeded, details.budget_id and resets_at) */
             429: {
                 headers: {
-                    /** @description Seconds to wait before the next request */
+                    /** @description Seconds to wait before the next request (a spent budget: until its period resets; none for a total budget) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -2376,10 +2459,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Over the token's request rate */
+            /** @description Over the token's request rate (rate_limited); or, where a model call would be made, a spent budget (budget_exceeded, details.budget_id and resets_at) */
             429: {
                 headers: {
-                    /** @description Seconds to wait before the next request */
+                    /** @description Seconds to wait before the next request (a spent budget: until its period resets; none for a total budget) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -2448,10 +2531,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Over the token's request rate */
+            /** @description Over the token's request rate (rate_limited); or, where a model call would be made, a spent budget (budget_exceeded, details.budget_id and resets_at) */
             429: {
                 headers: {
-                    /** @description Seconds to wait before the next request */
+                    /** @description Seconds to wait before the next request (a spent budget: until its period resets; none for a total budget) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -2512,10 +2595,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Over the token's request rate */
+            /** @description Over the token's request rate (rate_limited); or, where a model call would be made, a spent budget (budget_exceeded, details.budget_id and resets_at) */
             429: {
                 headers: {
-                    /** @description Seconds to wait before the next request */
+                    /** @description Seconds to wait before the next request (a spent budget: until its period resets; none for a total budget) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -2604,10 +2687,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Over the token's request rate */
+            /** @description Over the token's request rate (rate_limited); or, where a model call would be made, a spent budget (budget_exceeded, details.budget_id and resets_at) */
             429: {
                 headers: {
-                    /** @description Seconds to wait before the next request */
+                    /** @description Seconds to wait before the next request (a spent budget: until its period resets; none for a total budget) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -2664,10 +2747,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Over the token's request rate */
+            /** @description Over the token's request rate (rate_limited); or, where a model call would be made, a spent budget (budget_exceeded, details.budget_id and resets_at) */
             429: {
                 headers: {
-                    /** @description Seconds to wait before the next request */
+                    /** @description Seconds to wait before the next request (a spent budget: until its period resets; none for a total budget) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -2722,10 +2805,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Over the token's request rate */
+            /** @description Over the token's request rate (rate_limited); or, where a model call would be made, a spent budget (budget_exceeded, details.budget_id and resets_at) */
             429: {
                 headers: {
-                    /** @description Seconds to wait before the next request */
+                    /** @description Seconds to wait before the next request (a spent budget: until its period resets; none for a total budget) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -2804,10 +2887,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Over the token's request rate */
+            /** @description Over the token's request rate (rate_limited); or, where a model call would be made, a spent budget (budget_exceeded, details.budget_id and resets_at) */
             429: {
                 headers: {
-                    /** @description Seconds to wait before the next request */
+                    /** @description Seconds to wait before the next request (a spent budget: until its period resets; none for a total budget) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -2868,10 +2951,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Over the token's request rate */
+            /** @description Over the token's request rate (rate_limited); or, where a model call would be made, a spent budget (budget_exceeded, details.budget_id and resets_at) */
             429: {
                 headers: {
-                    /** @description Seconds to wait before the next request */
+                    /** @description Seconds to wait before the next request (a spent budget: until its period resets; none for a total budget) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -2951,10 +3034,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Over the token's request rate */
+            /** @description Over the token's request rate (rate_limited); or, where a model call would be made, a spent budget (budget_exceeded, details.budget_id and resets_at) */
             429: {
                 headers: {
-                    /** @description Seconds to wait before the next request */
+                    /** @description Seconds to wait before the next request (a spent budget: until its period resets; none for a total budget) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -3011,10 +3094,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Over the token's request rate */
+            /** @description Over the token's request rate (rate_limited); or, where a model call would be made, a spent budget (budget_exceeded, details.budget_id and resets_at) */
             429: {
                 headers: {
-                    /** @description Seconds to wait before the next request */
+                    /** @description Seconds to wait before the next request (a spent budget: until its period resets; none for a total budget) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -3078,10 +3161,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Over the token's request rate */
+            /** @description Over the token's request rate (rate_limited); or, where a model call would be made, a spent budget (budget_exceeded, details.budget_id and resets_at) */
             429: {
                 headers: {
-                    /** @description Seconds to wait before the next request */
+                    /** @description Seconds to wait before the next request (a spent budget: until its period resets; none for a total budget) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -3155,10 +3238,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Over the token's request rate */
+            /** @description Over the token's request rate (rate_limited); or, where a model call would be made, a spent budget (budget_exceeded, details.budget_id and resets_at) */
             429: {
                 headers: {
-                    /** @description Seconds to wait before the next request */
+                    /** @description Seconds to wait before the next request (a spent budget: until its period resets; none for a total budget) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -3268,10 +3351,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Over the token's request rate */
+            /** @description Over the token's request rate (rate_limited); or, where a model call would be made, a spent budget (budget_exceeded, details.budget_id and resets_at) */
             429: {
                 headers: {
-                    /** @description Seconds to wait before the next request */
+                    /** @description Seconds to wait before the next request (a spent budget: until its period resets; none for a total budget) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -3341,10 +3424,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Over the token's request rate */
+            /** @description Over the token's request rate (rate_limited); or, where a model call would be made, a spent budget (budget_exceeded, details.budget_id and resets_at) */
             429: {
                 headers: {
-                    /** @description Seconds to wait before the next request */
+                    /** @description Seconds to wait before the next request (a spent budget: until its period resets; none for a total budget) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -3411,10 +3494,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Over the token's request rate */
+            /** @description Over the token's request rate (rate_limited); or, where a model call would be made, a spent budget (budget_exceeded, details.budget_id and resets_at) */
             429: {
                 headers: {
-                    /** @description Seconds to wait before the next request */
+                    /** @description Seconds to wait before the next request (a spent budget: until its period resets; none for a total budget) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -3504,10 +3587,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Over the token's request rate */
+            /** @description Over the token's request rate (rate_limited); or, where a model call would be made, a spent budget (budget_exceeded, details.budget_id and resets_at) */
             429: {
                 headers: {
-                    /** @description Seconds to wait before the next request */
+                    /** @description Seconds to wait before the next request (a spent budget: until its period resets; none for a total budget) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -3576,10 +3659,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Over the token's request rate */
+            /** @description Over the token's request rate (rate_limited); or, where a model call would be made, a spent budget (budget_exceeded, details.budget_id and resets_at) */
             429: {
                 headers: {
-                    /** @description Seconds to wait before the next request */
+                    /** @description Seconds to wait before the next request (a spent budget: until its period resets; none for a total budget) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -3650,10 +3733,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Over the token's request rate */
+            /** @description Over the token's request rate (rate_limited); or, where a model call would be made, a spent budget (budget_exceeded, details.budget_id and resets_at) */
             429: {
                 headers: {
-                    /** @description Seconds to wait before the next request */
+                    /** @description Seconds to wait before the next request (a spent budget: until its period resets; none for a total budget) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -3719,10 +3802,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Over the token's request rate */
+            /** @description Over the token's request rate (rate_limited); or, where a model call would be made, a spent budget (budget_exceeded, details.budget_id and resets_at) */
             429: {
                 headers: {
-                    /** @description Seconds to wait before the next request */
+                    /** @description Seconds to wait before the next request (a spent budget: until its period resets; none for a total budget) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -3786,10 +3869,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Over the token's request rate */
+            /** @description Over the token's request rate (rate_limited); or, where a model call would be made, a spent budget (budget_exceeded, details.budget_id and resets_at) */
             429: {
                 headers: {
-                    /** @description Seconds to wait before the next request */
+                    /** @description Seconds to wait before the next request (a spent budget: until its period resets; none for a total budget) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -3861,10 +3944,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Over the token's request rate */
+            /** @description Over the token's request rate (rate_limited); or, where a model call would be made, a spent budget (budget_exceeded, details.budget_id and resets_at) */
             429: {
                 headers: {
-                    /** @description Seconds to wait before the next request */
+                    /** @description Seconds to wait before the next request (a spent budget: until its period resets; none for a total budget) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -3944,10 +4027,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Over the token's request rate */
+            /** @description Over the token's request rate (rate_limited); or, where a model call would be made, a spent budget (budget_exceeded, details.budget_id and resets_at) */
             429: {
                 headers: {
-                    /** @description Seconds to wait before the next request */
+                    /** @description Seconds to wait before the next request (a spent budget: until its period resets; none for a total budget) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -4033,10 +4116,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Over the token's request rate */
+            /** @description Over the token's request rate (rate_limited); or, where a model call would be made, a spent budget (budget_exceeded, details.budget_id and resets_at) */
             429: {
                 headers: {
-                    /** @description Seconds to wait before the next request */
+                    /** @description Seconds to wait before the next request (a spent budget: until its period resets; none for a total budget) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -4103,10 +4186,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Over the token's request rate */
+            /** @description Over the token's request rate (rate_limited); or, where a model call would be made, a spent budget (budget_exceeded, details.budget_id and resets_at) */
             429: {
                 headers: {
-                    /** @description Seconds to wait before the next request */
+                    /** @description Seconds to wait before the next request (a spent budget: until its period resets; none for a total budget) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -4141,7 +4224,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Rows by date, then agent id; days without runs have no row */
+            /** @description Rows by date, then agent id; days without runs have no row. `budgets`: each of the tenant's budgets with its use in its current period (docs/budgets.md), whatever the dates asked */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -4149,6 +4232,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: components["schemas"]["UsageDay"][];
+                        budgets: components["schemas"]["Budget"][];
                     };
                 };
             };
@@ -4170,10 +4254,366 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Over the token's request rate */
+            /** @description Over the token's request rate (rate_limited); or, where a model call would be made, a spent budget (budget_exceeded, details.budget_id and resets_at) */
             429: {
                 headers: {
-                    /** @description Seconds to wait before the next request */
+                    /** @description Seconds to wait before the next request (a spent budget: until its period resets; none for a total budget) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An unexpected error (type internal); nothing secret is in the body */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listBudgets: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of budgets */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Budget"][];
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description Invalid request (malformed JSON, schema violation, unknown field); details.fields names each path */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or wrong token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the token's request rate (rate_limited); or, where a model call would be made, a spent budget (budget_exceeded, details.budget_id and resets_at) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before the next request (a spent budget: until its period resets; none for a total budget) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An unexpected error (type internal); nothing secret is in the body */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createBudget: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Retrying with the same key and body within 24 hours answers the first answer again; another body answers 409 idempotency_conflict */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BudgetCreate"];
+            };
+        };
+        responses: {
+            /** @description The budget with its use so far in the current period */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Budget"];
+                };
+            };
+            /** @description Invalid request (malformed JSON, schema violation, unknown field); details.fields names each path */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or wrong token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unknown, deleted or another tenant's */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Already exists */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request body is over 25 MB (type payload_too_large) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the token's request rate (rate_limited); or, where a model call would be made, a spent budget (budget_exceeded, details.budget_id and resets_at) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before the next request (a spent budget: until its period resets; none for a total budget) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An unexpected error (type internal); nothing secret is in the body */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getBudget: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The budget */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Budget"];
+                };
+            };
+            /** @description Missing or wrong token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unknown, deleted or another tenant's */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the token's request rate (rate_limited); or, where a model call would be made, a spent budget (budget_exceeded, details.budget_id and resets_at) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before the next request (a spent budget: until its period resets; none for a total budget) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An unexpected error (type internal); nothing secret is in the body */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteBudget: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing or wrong token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unknown, deleted or another tenant's */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the token's request rate (rate_limited); or, where a model call would be made, a spent budget (budget_exceeded, details.budget_id and resets_at) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before the next request (a spent budget: until its period resets; none for a total budget) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An unexpected error (type internal); nothing secret is in the body */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateBudget: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BudgetPatch"];
+            };
+        };
+        responses: {
+            /** @description The budget */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Budget"];
+                };
+            };
+            /** @description Invalid request (malformed JSON, schema violation, unknown field); details.fields names each path */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or wrong token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unknown, deleted or another tenant's */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request body is over 25 MB (type payload_too_large) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the token's request rate (rate_limited); or, where a model call would be made, a spent budget (budget_exceeded, details.budget_id and resets_at) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before the next request (a spent budget: until its period resets; none for a total budget) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -4260,10 +4700,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Over the token's request rate */
+            /** @description Over the token's request rate (rate_limited); or, where a model call would be made, a spent budget (budget_exceeded, details.budget_id and resets_at) */
             429: {
                 headers: {
-                    /** @description Seconds to wait before the next request */
+                    /** @description Seconds to wait before the next request (a spent budget: until its period resets; none for a total budget) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -4335,10 +4775,10 @@ export interface operations {
                     "application/json": components["schemas"]["OpenAIError"];
                 };
             };
-            /** @description Over the token's request rate */
+            /** @description Over the token's request rate (rate_limited); or, where a model call would be made, a spent budget (budget_exceeded, details.budget_id and resets_at) */
             429: {
                 headers: {
-                    /** @description Seconds to wait before the next request */
+                    /** @description Seconds to wait before the next request (a spent budget: until its period resets; none for a total budget) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -4419,10 +4859,10 @@ export interface operations {
                     "application/json": components["schemas"]["OpenAIError"];
                 };
             };
-            /** @description Over the token's request rate */
+            /** @description Over the token's request rate (rate_limited); or, where a model call would be made, a spent budget (budget_exceeded, details.budget_id and resets_at) */
             429: {
                 headers: {
-                    /** @description Seconds to wait before the next request */
+                    /** @description Seconds to wait before the next request (a spent budget: until its period resets; none for a total budget) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -4488,10 +4928,10 @@ export interface operations {
                     "application/json": components["schemas"]["OpenAIError"];
                 };
             };
-            /** @description Over the token's request rate */
+            /** @description Over the token's request rate (rate_limited); or, where a model call would be made, a spent budget (budget_exceeded, details.budget_id and resets_at) */
             429: {
                 headers: {
-                    /** @description Seconds to wait before the next request */
+                    /** @description Seconds to wait before the next request (a spent budget: until its period resets; none for a total budget) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -4566,10 +5006,10 @@ export interface operations {
                     "application/json": components["schemas"]["OpenAIError"];
                 };
             };
-            /** @description Over the token's request rate */
+            /** @description Over the token's request rate (rate_limited); or, where a model call would be made, a spent budget (budget_exceeded, details.budget_id and resets_at) */
             429: {
                 headers: {
-                    /** @description Seconds to wait before the next request */
+                    /** @description Seconds to wait before the next request (a spent budget: until its period resets; none for a total budget) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };

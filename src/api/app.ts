@@ -17,6 +17,7 @@ import { sessionRoutes } from "./sessions";
 import { eventRoutes } from "./events";
 import { sessionSocketRoutes } from "./session-socket";
 import { usageRoutes } from "./usage";
+import { budgetRoutes } from "./budgets";
 import { docsRoutes } from "./docs";
 import { requestContext } from "./request-context";
 import { livenessRoutes } from "./liveness";
@@ -51,6 +52,7 @@ export function createApp() {
   app.route("/v1", eventRoutes);
   app.route("/v1", sessionSocketRoutes);
   app.route("/v1", usageRoutes);
+  app.route("/v1", budgetRoutes);
   app.route("/v1", openAiResponseRoutes);
   app.route("/", docsRoutes);
   app.route("/", livenessRoutes);
