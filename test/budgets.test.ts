@@ -4,6 +4,8 @@ import type { Budget } from "../src/budgets";
 import { api, createAgent, createTenantToken, type ErrorBody, expectInvalid } from "./support/http";
 import { postRun, readEvents, runTurn, transcriptOf, type Run } from "./support/runs";
 import { requestsOf, upstreamBase } from "./support/upstreams";
+import { AgentryError } from "../client/index.ts";
+import { testClient } from "./support/client";
 
 /** $1 per token in and out: a call's cost is its total_tokens in dollars, exact. */
 const DOLLAR_A_TOKEN = { input: 1_000_000, output: 1_000_000 };
@@ -73,6 +75,23 @@ describe("budgets: the API", () => {
     expect((await api(`/v1/budgets/${created.id}`, { method: "DELETE" }, token)).status).toBe(204);
     expect((await api(`/v1/budgets/${created.id}`, {}, token)).status).toBe(404);
     expect((await api(`/v1/budgets/${created.id}`, { method: "DELETE" }, token)).status).toBe(404);
+  });
+
+  it("has typed client helpers, and the client throws a spent budget's 429 as an AgentryError", async () => {
+    const token = await createTenantToken();
+    const client = testClient({ token });
+    const agent = await client.createAgent({ name: "budgeted", provider: "mock", model: "mock-1" });
+    const created = await client.createBudget({ scope: "agent", scope_id: agent.id, period: "total", max_tokens: 1 });
+    expect(await client.getBudget(created.id)).toMatchObject({ id: created.id, used_tokens: 0 });
+    await client.run(agent.id, { input: "spend" });
+    const error = await client.run(agent.id, { input: "refused" }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(AgentryError);
+    expect(error).toMatchObject({ status: 429, type: "budget_exceeded", details: { budget_id: created.id, resets_at: null } });
+    expect((await client.updateBudget(created.id, { max_tokens: 100_000 })).max_tokens).toBe(100_000);
+    expect((await client.run(agent.id, { input: "allowed" })).status).toBe("completed");
+    expect((await client.listBudgets({ limit: 5 })).data.map((b) => b.id)).toEqual([created.id]);
+    await client.deleteBudget(created.id);
+    expect((await client.listBudgets()).data).toEqual([]);
   });
 
   it("refuses invalid budgets with a 400 naming the field, and unknown scopes with 404; nothing is stored", async () => {

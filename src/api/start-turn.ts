@@ -20,6 +20,7 @@ import { startWithMedia } from "./run-input";
 import { assertRunRecordFits } from "./stored-limits";
 import { runnableAgent } from "./runnable-agent";
 import { callSession, failureToError } from "../session/client";
+import { ledgerOf, stopDetails } from "../budgets";
 
 const turnPlan = z.object({ session_id: z.string(), run_id: z.string() });
 
@@ -73,8 +74,14 @@ export async function startTurn(c: Context<AppEnv>, idempotencyBody: unknown, tu
   const agentLookup = runnableAgent(c.env, tenant, turn.agent_id);
   // Awaited below, unless the session refuses first: then its failure (a 404) is not the answer.
   agentLookup.catch(() => {});
+  // The tenant's ledger is asked beside the agent's read (docs/budgets.md). Not for an
+  // `Idempotency-Key` request: its retry may be a run already made; the session asks then.
+  const budgets = keyed ? null : ledgerOf(c.env, tenant).settle([], { agent_id: turn.agent_id, session_id: turn.session_id ?? null });
+  budgets?.catch(() => {});
   if (!keyed) await refuseEarly(c, turn);
   const agent = turnAgent(await agentLookup, turn);
+  const verdict = budgets ? await budgets.catch(() => null) : null;
+  if (verdict && !verdict.ok) throw failureToError({ type: "budget_exceeded", message: verdict.message, details: stopDetails(verdict) });
   const surface = turn.surface ? turn.surface(agent) : undefined;
   const onBusy = turn.on_busy ?? (turn.steerAs ? (agent.on_busy === "steer" ? turn.steerAs : agent.on_busy) : undefined);
   assertRunRecordFits({ agent, input: parsed, output_schema: turn.output_schema, metadata: turn.metadata, surface });
@@ -109,6 +116,7 @@ export async function startTurn(c: Context<AppEnv>, idempotencyBody: unknown, tu
           stream: turn.stream,
           background: turn.background,
           new_session: turn.session_id === undefined && !keyed,
+          budget_checked: verdict?.ok === true,
           ...(onBusy ? { on_busy: onBusy } : {}),
           ...(history ? { history } : {}),
           ...(turn.caller ? { caller: turn.caller } : {}),

@@ -26,3 +26,6 @@ export const ALLOWED: Verdict = { ok: true };
 
 /** Costs are kept to 1e-10 USD so that sums of many calls do not gather float noise. */
 export const roundUsd = (usd: number) => Math.round(usd * 1e10) / 1e10;
+
+/** The `details` of a `429 budget_exceeded` answer (docs/budgets.md). */
+export const stopDetails = (stop: BudgetStop) => ({ budget_id: stop.budget_id, resets_at: stop.resets_at });

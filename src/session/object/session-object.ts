@@ -1,6 +1,8 @@
 import { DurableObject } from "cloudflare:workers";
 import { errorMessage } from "../../core/errors";
 import { newId } from "../../core/ids";
+import { stopDetails } from "../../budgets";
+import { steerIdOf } from "./steers";
 import { log } from "../../core/log";
 import type { SessionEnv } from "../session-env";
 import type { RunEvent } from "../stream/events";
@@ -54,8 +56,11 @@ export class SessionObject extends DurableObject<SessionEnv> {
     const refused = await this.enter(request, { work: true, isNew: request.new_session === true });
     if (refused) return refused;
     const runId = request.run_id ?? newId("run");
-    // A turn on a spent budget is refused before anything is stored (a retried request is answered its run).
-    const spent = this.core.store.getRun(runId) ? null : await this.budgetRefusal(runId, request.agent.id);
+    // A turn on a spent budget is refused before anything is stored (a retried request is answered its run);
+    // the Worker asked the ledger already, beside its read of the agent, unless it could not (budget_checked).
+    const replayed = this.core.store.getRun(runId) !== null || this.core.store.runSteeredWith(steerIdOf(runId)) !== null;
+    if (request.budget_checked) this.core.spend.grant(runId);
+    const spent = request.budget_checked || replayed ? null : await this.budgetRefusal(runId, request.agent.id);
     if (spent) return spent;
     // A plain turn continues the session's head: its newest run.
     const head = this.core.store.headRun();
@@ -262,7 +267,7 @@ export class SessionObject extends DurableObject<SessionEnv> {
    */
   private async budgetRefusal(runId: string | null, agentId: string): Promise<Refusal | null> {
     const stop = await this.core.spend.admit(runId, agentId);
-    return stop ? fail("budget_exceeded", stop.message, { budget_id: stop.budget_id, resets_at: stop.resets_at }) : null;
+    return stop ? fail("budget_exceeded", stop.message, stopDetails(stop)) : null;
   }
 
   /** Cancels a run; idempotent. The turn is free as soon as this answers. */

@@ -109,7 +109,8 @@ export class SpendGate implements SpendPort {
     }
   }
 
-  private grant(runId: string): void {
+  /** The run may make one model call without asking (its turn was just checked against the ledger). */
+  grant(runId: string): void {
     this.grants.set(runId, Date.now());
   }
 
