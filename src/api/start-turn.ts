@@ -116,7 +116,7 @@ export async function startTurn(c: Context<AppEnv>, idempotencyBody: unknown, tu
           stream: turn.stream,
           background: turn.background,
           new_session: turn.session_id === undefined && !keyed,
-          budget_checked: verdict?.ok === true,
+          ...(verdict?.ok ? { budget_checked: { watched: verdict.watched } } : {}),
           ...(onBusy ? { on_busy: onBusy } : {}),
           ...(history ? { history } : {}),
           ...(turn.caller ? { caller: turn.caller } : {}),

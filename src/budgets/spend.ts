@@ -19,10 +19,14 @@ export type Spend = SpendKeys & {
 /** The spent budget that refuses a model call. */
 export type BudgetStop = { budget_id: string; scope: BudgetScope; period: Period; resets_at: string | null; message: string };
 
-/** The ledger's answer to "may the next model call be made?". */
-export type Verdict = { ok: true } | ({ ok: false } & BudgetStop);
+/**
+ * The ledger's answer to "may the next model call be made?". `watched`: some budget applies to
+ * the asker's agent or session (without one, its calls need not ask again for a while).
+ */
+export type Verdict = { ok: true; watched: boolean } | ({ ok: false } & BudgetStop);
 
-export const ALLOWED: Verdict = { ok: true };
+/** Allowed, and asked again at the next call: the answer when the ledger could not be reached. */
+export const ALLOWED: Verdict = { ok: true, watched: true };
 
 /** Costs are kept to 1e-10 USD so that sums of many calls do not gather float noise. */
 export const roundUsd = (usd: number) => Math.round(usd * 1e10) / 1e10;

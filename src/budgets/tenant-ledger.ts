@@ -72,14 +72,17 @@ export class TenantLedger extends DurableObject<object> {
     return renderBudget(row, this.store.used(row, now), now);
   }
 
-  /** The spent budget that applies to `keys` and resets last (a `total` one never does), or ALLOWED. */
+  /** The spent budget that applies to `keys` and resets last (a `total` one never does), or allowed. */
   private verdict(keys: SpendKeys, now: number): Verdict {
     let stop: BudgetRow | null = null;
+    let watched = false;
     for (const b of this.store.budgets()) {
-      if (!appliesTo(b, keys) || !isSpent(b, this.store.used(b, now))) continue;
+      if (!appliesTo(b, keys)) continue;
+      watched = true;
+      if (!isSpent(b, this.store.used(b, now))) continue;
       if (stop === null || resetRank(b, now) > resetRank(stop, now)) stop = b;
     }
-    if (stop === null) return ALLOWED;
+    if (stop === null) return { ok: true, watched };
     const used = this.store.used(stop, now);
     const limits = [
       stop.max_cost_usd !== null ? `$${used.cost_usd} of $${stop.max_cost_usd}` : null,

@@ -59,7 +59,7 @@ export class SessionObject extends DurableObject<SessionEnv> {
     // A turn on a spent budget is refused before anything is stored (a retried request is answered its run);
     // the Worker asked the ledger already, beside its read of the agent, unless it could not (budget_checked).
     const replayed = this.core.store.getRun(runId) !== null || this.core.store.runSteeredWith(steerIdOf(runId)) !== null;
-    if (request.budget_checked) this.core.spend.grant(runId);
+    if (request.budget_checked) this.core.spend.admitted(runId, request.agent.id, request.budget_checked.watched);
     const spent = request.budget_checked || replayed ? null : await this.budgetRefusal(runId, request.agent.id);
     if (spent) return spent;
     // A plain turn continues the session's head: its newest run.
