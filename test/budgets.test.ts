@@ -156,11 +156,16 @@ describe("budgets: enforcement", () => {
     await expectSpent(await postRun(agent.id, { input: "again", session_id: sessionId }, token), limit.id, nextMidnight());
     await expectSpent(await postRun(agent.id, { input: "new session" }, token), limit.id, nextMidnight());
     await expectSpent(await postRun(agent.id, { input: "later", background: true }, token), limit.id, nextMidnight());
-    await expectSpent(
-      await postRun(agent.id, { input: "behind", session_id: sessionId, on_busy: "enqueue" }, token),
-      limit.id,
-      nextMidnight(),
+    for (const on_busy of ["enqueue", "steer"]) {
+      await expectSpent(await postRun(agent.id, { input: "behind", session_id: sessionId, on_busy }, token), limit.id, nextMidnight());
+    }
+    // With an Idempotency-Key the session object checks (a retry of a run it made would be answered that run).
+    const keyed = await api(
+      `/v1/agents/${agent.id}/runs`,
+      { body: { input: "keyed" }, headers: { "idempotency-key": crypto.randomUUID() } },
+      token,
     );
+    await expectSpent(keyed, limit.id, nextMidnight());
     await expectSpent(await continueRun(token, agent.id, first.id, { input: "more" }), limit.id, nextMidnight());
     const responses = await api("/v1/responses", { body: { model: agent.id, input: "hi" } }, token);
     expect(responses.status).toBe(429);

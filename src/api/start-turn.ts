@@ -74,11 +74,11 @@ export async function startTurn(c: Context<AppEnv>, idempotencyBody: unknown, tu
   const agentLookup = runnableAgent(c.env, tenant, turn.agent_id);
   // Awaited below, unless the session refuses first: then its failure (a 404) is not the answer.
   agentLookup.catch(() => {});
-  // The tenant's ledger is asked beside the agent's read (docs/budgets.md). Not for an
-  // `Idempotency-Key` request: its retry may be a run already made; the session asks then.
+  if (!keyed) await refuseEarly(c, turn);
+  // The tenant's ledger is asked beside the agent's read (docs/budgets.md), once a busy session's
+  // 409 is ruled out. Not for an `Idempotency-Key` request: its retry may be a run already made; the session asks then.
   const budgets = keyed ? null : ledgerOf(c.env, tenant).settle([], { agent_id: turn.agent_id, session_id: turn.session_id ?? null });
   budgets?.catch(() => {});
-  if (!keyed) await refuseEarly(c, turn);
   const agent = turnAgent(await agentLookup, turn);
   const verdict = budgets ? await budgets.catch(() => null) : null;
   if (verdict && !verdict.ok) throw failureToError({ type: "budget_exceeded", message: verdict.message, details: stopDetails(verdict) });
