@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import type { Budget } from "../src/budgets";
-import { api, createAgent, createTenantToken, type ErrorBody, expectInvalid } from "./support/http";
+import { type Budget, dayKey, monthKey, resetsAt } from "../src/budgets";
+import { api, createAgent, createTenantToken, type ErrorBody, expectInvalid, uniqueTenant } from "./support/http";
 import { postRun, readEvents, runTurn, transcriptOf, type Run } from "./support/runs";
 import { requestsOf, upstreamBase } from "./support/upstreams";
 import { AgentryError } from "../client/index.ts";
@@ -41,6 +41,38 @@ async function expectSpent(response: Response, budgetId: string, resetsAt: strin
   if (resetsAt === null) expect(response.headers.get("retry-after")).toBeNull();
   else expect(Number(response.headers.get("retry-after"))).toBeGreaterThan(0);
 }
+
+describe("budgets: periods", () => {
+  it("are UTC days and months, reset at the next midnight or the first of the next month; total never resets", () => {
+    const at = Date.parse("2026-12-31T23:59:59.500Z");
+    expect([dayKey(at), monthKey(at)]).toEqual(["2026-12-31", "2026-12"]);
+    expect(resetsAt("day", at)).toBe("2027-01-01T00:00:00.000Z");
+    expect(resetsAt("month", at)).toBe("2027-01-01T00:00:00.000Z");
+    expect(resetsAt("month", Date.parse("2028-02-29T12:00:00Z"))).toBe("2028-03-01T00:00:00.000Z");
+    expect(resetsAt("day", Date.parse("2026-03-01T00:00:00Z"))).toBe("2026-03-02T00:00:00.000Z");
+    expect(resetsAt("total", at)).toBeNull();
+  });
+
+  it("counts a call in its own UTC day and month: yesterday's use is not today's", async () => {
+    const tenant = uniqueTenant();
+    const token = await createTenantToken(tenant);
+    const agent = await createAgent({}, token);
+    const day = await createBudget(token, { scope: "agent", scope_id: agent.id, period: "day", max_tokens: 1000 });
+    const month = await createBudget(token, { scope: "agent", scope_id: agent.id, period: "month", max_tokens: 10_000 });
+    const now = Date.now();
+    const yesterday = now - 86_400_000;
+    const call = (at: number, tokens: number) => ({ agent_id: agent.id, session_id: null, cost_usd: 0, tokens, at });
+    const ledger = env.LEDGER.get(env.LEDGER.idFromName(tenant));
+    const verdict = await ledger.settle([call(yesterday, 700), call(now, 5)], { agent_id: agent.id, session_id: null });
+    expect(verdict).toEqual({ ok: true, watched: true });
+    expect(await budget(token, day.id)).toMatchObject({ used_tokens: 5 });
+    const sameMonth = monthKey(yesterday) === monthKey(now);
+    expect(await budget(token, month.id)).toMatchObject({ used_tokens: sameMonth ? 705 : 5 });
+    // Today's 996 more spend the day budget: the next check refuses, naming it.
+    const spent = await ledger.settle([call(now, 995)], { agent_id: agent.id, session_id: null });
+    expect(spent).toMatchObject({ ok: false, budget_id: day.id, resets_at: nextMidnight() });
+  });
+});
 
 describe("budgets: the API", () => {
   it("creates, reads, lists, changes and deletes a budget", async () => {
