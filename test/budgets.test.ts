@@ -1,11 +1,13 @@
 import { env } from "cloudflare:workers";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { type Budget, dayKey, monthKey, resetsAt } from "../src/budgets";
 import { api, createAgent, createTenantToken, type ErrorBody, expectInvalid, uniqueTenant } from "./support/http";
 import { postRun, readEvents, runTurn, transcriptOf, type Run } from "./support/runs";
 import { requestsOf, upstreamBase } from "./support/upstreams";
 import { AgentryError } from "../client/index.ts";
 import { testClient } from "./support/client";
+import { abortAllDurableObjects } from "cloudflare:test";
+import { callsReceived, gateTool, openGate } from "./support/tool-server";
 
 /** $1 per token in and out: a call's cost is its total_tokens in dollars, exact. */
 const DOLLAR_A_TOKEN = { input: 1_000_000, output: 1_000_000 };
@@ -304,6 +306,23 @@ describe("budgets: enforcement", () => {
     // A spent budget refuses the on-demand summary too.
     expect((await patchBudget(token, session.id, { max_tokens: 1 })).status).toBe(200);
     await expectSpent(await api(`/v1/sessions/${sessionId}/compact`, { method: "POST" }, token), session.id, nextMidnight());
+  });
+
+  it("counts the calls of a run resumed after its object crashed", async () => {
+    const token = await createTenantToken();
+    const bucket = crypto.randomUUID();
+    const agent = await createAgent({ tools: [gateTool(bucket)], prices: DOLLAR_A_TOKEN }, token);
+    const limit = await createBudget(token, { scope: "agent", scope_id: agent.id, period: "total", max_tokens: 1_000_000 });
+    const started = await (await postRun(agent.id, { input: "[[tool wait {}]] go", background: true }, token)).json<{ run_id: string }>();
+    // The run is inside its tool call and its first model call is counted (the report is sent as the call answers); then every object dies.
+    await callsReceived(bucket, 1);
+    await vi.waitFor(async () => expect((await budget(token, limit.id)).used_tokens).toBeGreaterThan(0));
+    await abortAllDurableObjects();
+    await openGate(bucket);
+    const run = await (await api(`/v1/agents/${agent.id}/runs/${started.run_id}?wait=20`, {}, token)).json<Run>();
+    expect(run).toMatchObject({ status: "completed", metrics: { model_calls: 2 } });
+    // The resumed run's answer is counted too: the ledger holds both calls, as the run's metrics do.
+    expect(await budget(token, limit.id)).toMatchObject({ used_tokens: run.metrics.total_tokens, used_cost_usd: run.metrics.cost_usd });
   });
 
   it("bounds the overshoot of parallel runs: at most one model call per run in flight past the cap", async () => {
