@@ -35,6 +35,10 @@ export type WebhookEventType = Webhook["events"][number];
 export type Page<T> = { data: T[]; next_cursor: string | null };
 /** `limit` (1 to 100, default 20) and `cursor` of a list. */
 export type PageOptions = { limit?: number; cursor?: string };
+/** A spend budget with its use in the current period ([budgets](../docs/budgets.md)). */
+export type Budget = Schemas["Budget"];
+export type BudgetCreate = Schemas["BudgetCreate"];
+export type BudgetPatch = Schemas["BudgetPatch"];
 
 /** Any fetch: the global one, or a test's (`SELF.fetch`, a wrapper that cuts connections). */
 export type FetchLike = (request: Request) => Promise<Response>;
@@ -178,6 +182,35 @@ export class AgentryClient {
 
   listCheckpoints(agentId: string, runId: string): Promise<Checkpoint[]> {
     return this.json<{ data: Checkpoint[] }>("GET", `/v1/agents/${enc(agentId)}/runs/${enc(runId)}/checkpoints`).then((page) => page.data);
+  }
+
+  // ── budgets ───────────────────────────────────────────────────────────
+
+  /** Caps the spend of the tenant, an agent or a session per UTC day, month or in total (`max_cost_usd`, `max_tokens`). */
+  createBudget(body: BudgetCreate, options: CallOptions = {}): Promise<Budget> {
+    return this.json("POST", "/v1/budgets", body, options);
+  }
+
+  /** The tenant's budgets with their use, newest first (at most `limit`, 20 by default; then `cursor`). */
+  listBudgets(options: { limit?: number; cursor?: string } = {}): Promise<{ data: Budget[]; next_cursor: string | null }> {
+    const query = new URLSearchParams();
+    if (options.limit !== undefined) query.set("limit", String(options.limit));
+    if (options.cursor !== undefined) query.set("cursor", options.cursor);
+    const search = query.size > 0 ? `?${query}` : "";
+    return this.json("GET", `/v1/budgets${search}`);
+  }
+
+  getBudget(budgetId: string): Promise<Budget> {
+    return this.json("GET", `/v1/budgets/${enc(budgetId)}`);
+  }
+
+  /** Changes a budget's limits (null removes one); the next model call is checked against them. */
+  updateBudget(budgetId: string, patch: BudgetPatch): Promise<Budget> {
+    return this.json("PATCH", `/v1/budgets/${enc(budgetId)}`, patch);
+  }
+
+  async deleteBudget(budgetId: string): Promise<void> {
+    await this.send("DELETE", `/v1/budgets/${enc(budgetId)}`, undefined, {}, false);
   }
 
   // ── streams ───────────────────────────────────────────────────────────

@@ -431,6 +431,43 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/budgets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the tenant's budgets with their use, newest first */
+        get: operations["listBudgets"];
+        put?: never;
+        /** Create a spend budget on the tenant, an agent or a session */
+        post: operations["createBudget"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/budgets/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A budget with its use in the current period */
+        get: operations["getBudget"];
+        put?: never;
+        post?: never;
+        /** Delete a budget; the use it counted stays counted for the others */
+        delete: operations["deleteBudget"];
+        options?: never;
+        head?: never;
+        /** Change a budget's limits (null removes one; one must remain); binds the next model call */
+        patch: operations["updateBudget"];
+        trace?: never;
+    };
     "/v1/responses": {
         parameters: {
             query?: never;
@@ -527,7 +564,7 @@ export interface components {
                  * @example invalid_request
                  * @enum {string}
                  */
-                type: "invalid_request" | "unauthorized" | "forbidden" | "not_found" | "already_exists" | "session_busy" | "queue_full" | "run_not_continuable" | "idempotency_conflict" | "credential_in_use" | "payload_too_large" | "rate_limited" | "provider_error" | "internal";
+                type: "invalid_request" | "unauthorized" | "forbidden" | "not_found" | "already_exists" | "session_busy" | "queue_full" | "run_not_continuable" | "idempotency_conflict" | "credential_in_use" | "payload_too_large" | "rate_limited" | "budget_exceeded" | "provider_error" | "internal";
                 message: string;
                 details: {
                     [key: string]: unknown;
@@ -1909,6 +1946,25 @@ export interface components {
             /** @description Sum of the runs' known costs; null when none was known */
             cost_usd: number | null;
         };
+        Budget: {
+            /** @example bdg_0mh2x9k1a7q3c8w2e5r0 */
+            id: string;
+            /** @enum {string} */
+            scope: "tenant" | "agent" | "session";
+            scope_id: string | null;
+            /** @enum {string} */
+            period: "day" | "month" | "total";
+            max_cost_usd: number | null;
+            max_tokens: number | null;
+            /** @description Spent in the current period (model calls of unknown price count 0) */
+            used_cost_usd: number;
+            /** @description Sum of total_tokens in the current period */
+            used_tokens: number;
+            /** @description When the current period ends (UTC); null for total */
+            resets_at: string | null;
+            created_at: string;
+            updated_at: string;
+        };
         CreatedWebhook: components["schemas"]["Webhook"] & {
             /** @description The signing secret (`whsec_…`); shown only in this answer (null when an Idempotency-Key retry replays it) */
             secret: string | null;
@@ -1953,6 +2009,33 @@ export interface components {
         };
         Redelivery: {
             delivery_id: string;
+        };
+        BudgetCreate: {
+            /**
+             * @description Whose use is capped: the tenant's, an agent's or a session's
+             * @enum {string}
+             */
+            scope: "tenant" | "agent" | "session";
+            /**
+             * @description The agent's or session's id; none for a tenant budget
+             * @example support-bot
+             */
+            scope_id?: string;
+            /**
+             * @description A UTC day, a UTC month, or since the budget's creation
+             * @enum {string}
+             */
+            period: "day" | "month" | "total";
+            /** @description USD per period; at least one limit is set */
+            max_cost_usd?: number | null;
+            /** @description total_tokens (input + output) per period; at least one limit is set */
+            max_tokens?: number | null;
+        };
+        BudgetPatch: {
+            /** @description USD per period; at least one limit is set */
+            max_cost_usd?: number | null;
+            /** @description total_tokens (input + output) per period; at least one limit is set */
+            max_tokens?: number | null;
         };
         /** @description OpenAI's Response object; every field in docs/responses-api.md */
         OpenAIResponse: {
@@ -2258,10 +2341,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Over the token's request rate */
+            /** @description Over the token's request rate (rate_limited); or, where a model call would be made, a spent budget (budget_exceeded, details.budget_id and resets_at) */
             429: {
                 headers: {
-                    /** @description Seconds to wait before the next request */
+                    /** @description Seconds to wait before the next request (a spent budget: until its period resets; none for a total budget) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -2332,10 +2415,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Over the token's request rate */
+            /** @description Over the token's request rate (rate_limited); or, where a model call would be made, a spent budget (budget_exceeded, details.budget_id and resets_at) */
             429: {
                 headers: {
-                    /** @description Seconds to wait before the next request */
+                    /** @description Seconds to wait before the next request (a spent budget: until its period resets; none for a total budget) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -2424,10 +2507,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Over the token's request rate */
+            /** @description Over the token's request rate (rate_limited); or, where a model call would be made, a spent budget (budget_exceeded, details.budget_id and resets_at) */
             429: {
                 headers: {
-                    /** @description Seconds to wait before the next request */
+                    /** @description Seconds to wait before the next request (a spent budget: until its period resets; none for a total budget) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -2491,10 +2574,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Over the token's request rate */
+            /** @description Over the token's request rate (rate_limited); or, where a model call would be made, a spent budget (budget_exceeded, details.budget_id and resets_at) */
             429: {
                 headers: {
-                    /** @description Seconds to wait before the next request */
+                    /** @description Seconds to wait before the next request (a spent budget: until its period resets; none for a total budget) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -2563,10 +2646,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Over the token's request rate */
+            /** @description Over the token's request rate (rate_limited); or, where a model call would be made, a spent budget (budget_exceeded, details.budget_id and resets_at) */
             429: {
                 headers: {
-                    /** @description Seconds to wait before the next request */
+                    /** @description Seconds to wait before the next request (a spent budget: until its period resets; none for a total budget) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -2627,10 +2710,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Over the token's request rate */
+            /** @description Over the token's request rate (rate_limited); or, where a model call would be made, a spent budget (budget_exceeded, details.budget_id and resets_at) */
             429: {
                 headers: {
-                    /** @description Seconds to wait before the next request */
+                    /** @description Seconds to wait before the next request (a spent budget: until its period resets; none for a total budget) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -2719,10 +2802,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Over the token's request rate */
+            /** @description Over the token's request rate (rate_limited); or, where a model call would be made, a spent budget (budget_exceeded, details.budget_id and resets_at) */
             429: {
                 headers: {
-                    /** @description Seconds to wait before the next request */
+                    /** @description Seconds to wait before the next request (a spent budget: until its period resets; none for a total budget) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -2779,10 +2862,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Over the token's request rate */
+            /** @description Over the token's request rate (rate_limited); or, where a model call would be made, a spent budget (budget_exceeded, details.budget_id and resets_at) */
             429: {
                 headers: {
-                    /** @description Seconds to wait before the next request */
+                    /** @description Seconds to wait before the next request (a spent budget: until its period resets; none for a total budget) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -2837,10 +2920,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Over the token's request rate */
+            /** @description Over the token's request rate (rate_limited); or, where a model call would be made, a spent budget (budget_exceeded, details.budget_id and resets_at) */
             429: {
                 headers: {
-                    /** @description Seconds to wait before the next request */
+                    /** @description Seconds to wait before the next request (a spent budget: until its period resets; none for a total budget) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -2919,10 +3002,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Over the token's request rate */
+            /** @description Over the token's request rate (rate_limited); or, where a model call would be made, a spent budget (budget_exceeded, details.budget_id and resets_at) */
             429: {
                 headers: {
-                    /** @description Seconds to wait before the next request */
+                    /** @description Seconds to wait before the next request (a spent budget: until its period resets; none for a total budget) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -2983,10 +3066,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Over the token's request rate */
+            /** @description Over the token's request rate (rate_limited); or, where a model call would be made, a spent budget (budget_exceeded, details.budget_id and resets_at) */
             429: {
                 headers: {
-                    /** @description Seconds to wait before the next request */
+                    /** @description Seconds to wait before the next request (a spent budget: until its period resets; none for a total budget) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -3066,10 +3149,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Over the token's request rate */
+            /** @description Over the token's request rate (rate_limited); or, where a model call would be made, a spent budget (budget_exceeded, details.budget_id and resets_at) */
             429: {
                 headers: {
-                    /** @description Seconds to wait before the next request */
+                    /** @description Seconds to wait before the next request (a spent budget: until its period resets; none for a total budget) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -3126,10 +3209,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Over the token's request rate */
+            /** @description Over the token's request rate (rate_limited); or, where a model call would be made, a spent budget (budget_exceeded, details.budget_id and resets_at) */
             429: {
                 headers: {
-                    /** @description Seconds to wait before the next request */
+                    /** @description Seconds to wait before the next request (a spent budget: until its period resets; none for a total budget) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -3193,10 +3276,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Over the token's request rate */
+            /** @description Over the token's request rate (rate_limited); or, where a model call would be made, a spent budget (budget_exceeded, details.budget_id and resets_at) */
             429: {
                 headers: {
-                    /** @description Seconds to wait before the next request */
+                    /** @description Seconds to wait before the next request (a spent budget: until its period resets; none for a total budget) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -3270,10 +3353,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Over the token's request rate */
+            /** @description Over the token's request rate (rate_limited); or, where a model call would be made, a spent budget (budget_exceeded, details.budget_id and resets_at) */
             429: {
                 headers: {
-                    /** @description Seconds to wait before the next request */
+                    /** @description Seconds to wait before the next request (a spent budget: until its period resets; none for a total budget) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -3383,10 +3466,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Over the token's request rate */
+            /** @description Over the token's request rate (rate_limited); or, where a model call would be made, a spent budget (budget_exceeded, details.budget_id and resets_at) */
             429: {
                 headers: {
-                    /** @description Seconds to wait before the next request */
+                    /** @description Seconds to wait before the next request (a spent budget: until its period resets; none for a total budget) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -3456,10 +3539,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Over the token's request rate */
+            /** @description Over the token's request rate (rate_limited); or, where a model call would be made, a spent budget (budget_exceeded, details.budget_id and resets_at) */
             429: {
                 headers: {
-                    /** @description Seconds to wait before the next request */
+                    /** @description Seconds to wait before the next request (a spent budget: until its period resets; none for a total budget) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -3526,10 +3609,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Over the token's request rate */
+            /** @description Over the token's request rate (rate_limited); or, where a model call would be made, a spent budget (budget_exceeded, details.budget_id and resets_at) */
             429: {
                 headers: {
-                    /** @description Seconds to wait before the next request */
+                    /** @description Seconds to wait before the next request (a spent budget: until its period resets; none for a total budget) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -3619,10 +3702,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Over the token's request rate */
+            /** @description Over the token's request rate (rate_limited); or, where a model call would be made, a spent budget (budget_exceeded, details.budget_id and resets_at) */
             429: {
                 headers: {
-                    /** @description Seconds to wait before the next request */
+                    /** @description Seconds to wait before the next request (a spent budget: until its period resets; none for a total budget) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -3691,10 +3774,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Over the token's request rate */
+            /** @description Over the token's request rate (rate_limited); or, where a model call would be made, a spent budget (budget_exceeded, details.budget_id and resets_at) */
             429: {
                 headers: {
-                    /** @description Seconds to wait before the next request */
+                    /** @description Seconds to wait before the next request (a spent budget: until its period resets; none for a total budget) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -3765,10 +3848,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Over the token's request rate */
+            /** @description Over the token's request rate (rate_limited); or, where a model call would be made, a spent budget (budget_exceeded, details.budget_id and resets_at) */
             429: {
                 headers: {
-                    /** @description Seconds to wait before the next request */
+                    /** @description Seconds to wait before the next request (a spent budget: until its period resets; none for a total budget) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -3834,10 +3917,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Over the token's request rate */
+            /** @description Over the token's request rate (rate_limited); or, where a model call would be made, a spent budget (budget_exceeded, details.budget_id and resets_at) */
             429: {
                 headers: {
-                    /** @description Seconds to wait before the next request */
+                    /** @description Seconds to wait before the next request (a spent budget: until its period resets; none for a total budget) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -3901,10 +3984,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Over the token's request rate */
+            /** @description Over the token's request rate (rate_limited); or, where a model call would be made, a spent budget (budget_exceeded, details.budget_id and resets_at) */
             429: {
                 headers: {
-                    /** @description Seconds to wait before the next request */
+                    /** @description Seconds to wait before the next request (a spent budget: until its period resets; none for a total budget) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -3976,10 +4059,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Over the token's request rate */
+            /** @description Over the token's request rate (rate_limited); or, where a model call would be made, a spent budget (budget_exceeded, details.budget_id and resets_at) */
             429: {
                 headers: {
-                    /** @description Seconds to wait before the next request */
+                    /** @description Seconds to wait before the next request (a spent budget: until its period resets; none for a total budget) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -4059,10 +4142,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Over the token's request rate */
+            /** @description Over the token's request rate (rate_limited); or, where a model call would be made, a spent budget (budget_exceeded, details.budget_id and resets_at) */
             429: {
                 headers: {
-                    /** @description Seconds to wait before the next request */
+                    /** @description Seconds to wait before the next request (a spent budget: until its period resets; none for a total budget) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -4148,10 +4231,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Over the token's request rate */
+            /** @description Over the token's request rate (rate_limited); or, where a model call would be made, a spent budget (budget_exceeded, details.budget_id and resets_at) */
             429: {
                 headers: {
-                    /** @description Seconds to wait before the next request */
+                    /** @description Seconds to wait before the next request (a spent budget: until its period resets; none for a total budget) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -4218,10 +4301,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Over the token's request rate */
+            /** @description Over the token's request rate (rate_limited); or, where a model call would be made, a spent budget (budget_exceeded, details.budget_id and resets_at) */
             429: {
                 headers: {
-                    /** @description Seconds to wait before the next request */
+                    /** @description Seconds to wait before the next request (a spent budget: until its period resets; none for a total budget) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -4256,7 +4339,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Rows by date, then agent id; days without runs have no row */
+            /** @description Rows by date, then agent id; days without runs have no row. `budgets`: each of the tenant's budgets with its use in its current period (docs/budgets.md), whatever the dates asked */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -4264,6 +4347,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: components["schemas"]["UsageDay"][];
+                        budgets: components["schemas"]["Budget"][];
                     };
                 };
             };
@@ -4285,10 +4369,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Over the token's request rate */
+            /** @description Over the token's request rate (rate_limited); or, where a model call would be made, a spent budget (budget_exceeded, details.budget_id and resets_at) */
             429: {
                 headers: {
-                    /** @description Seconds to wait before the next request */
+                    /** @description Seconds to wait before the next request (a spent budget: until its period resets; none for a total budget) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -4349,10 +4433,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Over the token's request rate */
+            /** @description Over the token's request rate (rate_limited); or, where a model call would be made, a spent budget (budget_exceeded, details.budget_id and resets_at) */
             429: {
                 headers: {
-                    /** @description Seconds to wait before the next request */
+                    /** @description Seconds to wait before the next request (a spent budget: until its period resets; none for a total budget) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -4423,10 +4507,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Over the token's request rate */
+            /** @description Over the token's request rate (rate_limited); or, where a model call would be made, a spent budget (budget_exceeded, details.budget_id and resets_at) */
             429: {
                 headers: {
-                    /** @description Seconds to wait before the next request */
+                    /** @description Seconds to wait before the next request (a spent budget: until its period resets; none for a total budget) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -4483,10 +4567,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Over the token's request rate */
+            /** @description Over the token's request rate (rate_limited); or, where a model call would be made, a spent budget (budget_exceeded, details.budget_id and resets_at) */
             429: {
                 headers: {
-                    /** @description Seconds to wait before the next request */
+                    /** @description Seconds to wait before the next request (a spent budget: until its period resets; none for a total budget) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -4541,10 +4625,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Over the token's request rate */
+            /** @description Over the token's request rate (rate_limited); or, where a model call would be made, a spent budget (budget_exceeded, details.budget_id and resets_at) */
             429: {
                 headers: {
-                    /** @description Seconds to wait before the next request */
+                    /** @description Seconds to wait before the next request (a spent budget: until its period resets; none for a total budget) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -4616,10 +4700,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Over the token's request rate */
+            /** @description Over the token's request rate (rate_limited); or, where a model call would be made, a spent budget (budget_exceeded, details.budget_id and resets_at) */
             429: {
                 headers: {
-                    /** @description Seconds to wait before the next request */
+                    /** @description Seconds to wait before the next request (a spent budget: until its period resets; none for a total budget) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -4695,10 +4779,366 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Over the token's request rate */
+            /** @description Over the token's request rate (rate_limited); or, where a model call would be made, a spent budget (budget_exceeded, details.budget_id and resets_at) */
             429: {
                 headers: {
-                    /** @description Seconds to wait before the next request */
+                    /** @description Seconds to wait before the next request (a spent budget: until its period resets; none for a total budget) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An unexpected error (type internal); nothing secret is in the body */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listBudgets: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of budgets */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Budget"][];
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description Invalid request (malformed JSON, schema violation, unknown field); details.fields names each path */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or wrong token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the token's request rate (rate_limited); or, where a model call would be made, a spent budget (budget_exceeded, details.budget_id and resets_at) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before the next request (a spent budget: until its period resets; none for a total budget) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An unexpected error (type internal); nothing secret is in the body */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createBudget: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Retrying with the same key and body within 24 hours answers the first answer again; another body answers 409 idempotency_conflict */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BudgetCreate"];
+            };
+        };
+        responses: {
+            /** @description The budget with its use so far in the current period */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Budget"];
+                };
+            };
+            /** @description Invalid request (malformed JSON, schema violation, unknown field); details.fields names each path */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or wrong token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unknown, deleted or another tenant's */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Already exists */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request body is over 25 MB (type payload_too_large) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the token's request rate (rate_limited); or, where a model call would be made, a spent budget (budget_exceeded, details.budget_id and resets_at) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before the next request (a spent budget: until its period resets; none for a total budget) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An unexpected error (type internal); nothing secret is in the body */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getBudget: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The budget */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Budget"];
+                };
+            };
+            /** @description Missing or wrong token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unknown, deleted or another tenant's */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the token's request rate (rate_limited); or, where a model call would be made, a spent budget (budget_exceeded, details.budget_id and resets_at) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before the next request (a spent budget: until its period resets; none for a total budget) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An unexpected error (type internal); nothing secret is in the body */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteBudget: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing or wrong token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unknown, deleted or another tenant's */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the token's request rate (rate_limited); or, where a model call would be made, a spent budget (budget_exceeded, details.budget_id and resets_at) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before the next request (a spent budget: until its period resets; none for a total budget) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An unexpected error (type internal); nothing secret is in the body */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateBudget: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BudgetPatch"];
+            };
+        };
+        responses: {
+            /** @description The budget */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Budget"];
+                };
+            };
+            /** @description Invalid request (malformed JSON, schema violation, unknown field); details.fields names each path */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or wrong token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unknown, deleted or another tenant's */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request body is over 25 MB (type payload_too_large) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the token's request rate (rate_limited); or, where a model call would be made, a spent budget (budget_exceeded, details.budget_id and resets_at) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before the next request (a spent budget: until its period resets; none for a total budget) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -4785,10 +5225,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Over the token's request rate */
+            /** @description Over the token's request rate (rate_limited); or, where a model call would be made, a spent budget (budget_exceeded, details.budget_id and resets_at) */
             429: {
                 headers: {
-                    /** @description Seconds to wait before the next request */
+                    /** @description Seconds to wait before the next request (a spent budget: until its period resets; none for a total budget) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -4860,10 +5300,10 @@ export interface operations {
                     "application/json": components["schemas"]["OpenAIError"];
                 };
             };
-            /** @description Over the token's request rate */
+            /** @description Over the token's request rate (rate_limited); or, where a model call would be made, a spent budget (budget_exceeded, details.budget_id and resets_at) */
             429: {
                 headers: {
-                    /** @description Seconds to wait before the next request */
+                    /** @description Seconds to wait before the next request (a spent budget: until its period resets; none for a total budget) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -4944,10 +5384,10 @@ export interface operations {
                     "application/json": components["schemas"]["OpenAIError"];
                 };
             };
-            /** @description Over the token's request rate */
+            /** @description Over the token's request rate (rate_limited); or, where a model call would be made, a spent budget (budget_exceeded, details.budget_id and resets_at) */
             429: {
                 headers: {
-                    /** @description Seconds to wait before the next request */
+                    /** @description Seconds to wait before the next request (a spent budget: until its period resets; none for a total budget) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -5013,10 +5453,10 @@ export interface operations {
                     "application/json": components["schemas"]["OpenAIError"];
                 };
             };
-            /** @description Over the token's request rate */
+            /** @description Over the token's request rate (rate_limited); or, where a model call would be made, a spent budget (budget_exceeded, details.budget_id and resets_at) */
             429: {
                 headers: {
-                    /** @description Seconds to wait before the next request */
+                    /** @description Seconds to wait before the next request (a spent budget: until its period resets; none for a total budget) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -5091,10 +5531,10 @@ export interface operations {
                     "application/json": components["schemas"]["OpenAIError"];
                 };
             };
-            /** @description Over the token's request rate */
+            /** @description Over the token's request rate (rate_limited); or, where a model call would be made, a spent budget (budget_exceeded, details.budget_id and resets_at) */
             429: {
                 headers: {
-                    /** @description Seconds to wait before the next request */
+                    /** @description Seconds to wait before the next request (a spent budget: until its period resets; none for a total budget) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };

@@ -6,6 +6,7 @@ import { runMaintenance } from "./maintenance/sweeper";
 import { consumeWebhooks, WEBHOOKS_QUEUE } from "./webhooks";
 
 export { SessionObject } from "./session";
+export { TenantLedger } from "./budgets";
 
 const app = createApp();
 

@@ -18,6 +18,7 @@ import { eventRoutes } from "./events";
 import { sessionSocketRoutes } from "./session-socket";
 import { usageRoutes } from "./usage";
 import { webhookRoutes } from "./webhooks";
+import { budgetRoutes } from "./budgets";
 import { docsRoutes } from "./docs";
 import { requestContext } from "./request-context";
 import { livenessRoutes } from "./liveness";
@@ -53,6 +54,7 @@ export function createApp() {
   app.route("/v1", sessionSocketRoutes);
   app.route("/v1", usageRoutes);
   app.route("/v1", webhookRoutes);
+  app.route("/v1", budgetRoutes);
   app.route("/v1", openAiResponseRoutes);
   app.route("/", docsRoutes);
   app.route("/", livenessRoutes);

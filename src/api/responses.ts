@@ -26,9 +26,14 @@ export const errorResponses = {
   409: errorResponse("Already exists"),
   413: errorResponse("The request body is over 25 MB (type payload_too_large)"),
   429: {
-    ...errorResponse("Over the token's request rate"),
+    ...errorResponse(
+      "Over the token's request rate (rate_limited); or, where a model call would be made, a spent budget (budget_exceeded, details.budget_id and resets_at)",
+    ),
     headers: {
-      "Retry-After": { description: "Seconds to wait before the next request", schema: { type: "integer" as const, minimum: 0 } },
+      "Retry-After": {
+        description: "Seconds to wait before the next request (a spent budget: until its period resets; none for a total budget)",
+        schema: { type: "integer" as const, minimum: 0 },
+      },
     },
   },
   500: errorResponse("An unexpected error (type internal); nothing secret is in the body"),

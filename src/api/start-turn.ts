@@ -20,6 +20,7 @@ import { startWithMedia } from "./run-input";
 import { assertRunRecordFits } from "./stored-limits";
 import { runnableAgent } from "./runnable-agent";
 import { callSession, failureToError } from "../session/client";
+import { ledgerOf, stopDetails } from "../budgets";
 
 const turnPlan = z.object({ session_id: z.string(), run_id: z.string() });
 
@@ -74,7 +75,13 @@ export async function startTurn(c: Context<AppEnv>, idempotencyBody: unknown, tu
   // Awaited below, unless the session refuses first: then its failure (a 404) is not the answer.
   agentLookup.catch(() => {});
   if (!keyed) await refuseEarly(c, turn);
+  // The tenant's ledger is asked beside the agent's read (docs/budgets.md), once a busy session's
+  // 409 is ruled out. Not for an `Idempotency-Key` request: its retry may be a run already made; the session asks then.
+  const budgets = keyed ? null : ledgerOf(c.env, tenant).settle([], { agent_id: turn.agent_id, session_id: turn.session_id ?? null });
+  budgets?.catch(() => {});
   const agent = turnAgent(await agentLookup, turn);
+  const verdict = budgets ? await budgets.catch(() => null) : null;
+  if (verdict && !verdict.ok) throw failureToError({ type: "budget_exceeded", message: verdict.message, details: stopDetails(verdict) });
   const surface = turn.surface ? turn.surface(agent) : undefined;
   const onBusy = turn.on_busy ?? (turn.steerAs ? (agent.on_busy === "steer" ? turn.steerAs : agent.on_busy) : undefined);
   assertRunRecordFits({ agent, input: parsed, output_schema: turn.output_schema, metadata: turn.metadata, surface });
@@ -109,6 +116,7 @@ export async function startTurn(c: Context<AppEnv>, idempotencyBody: unknown, tu
           stream: turn.stream,
           background: turn.background,
           new_session: turn.session_id === undefined && !keyed,
+          ...(verdict?.ok ? { budget_checked: { watched: verdict.watched } } : {}),
           ...(onBusy ? { on_busy: onBusy } : {}),
           ...(history ? { history } : {}),
           ...(turn.caller ? { caller: turn.caller } : {}),

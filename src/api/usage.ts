@@ -3,6 +3,8 @@ import { CLIENT_ID } from "../core/ids";
 import { listUsage } from "../db/usage";
 import { addDays, utcDate } from "../maintenance/usage-rollup";
 import { invalidFields } from "./errors";
+import { ledgerOf, MAX_BUDGETS } from "../budgets";
+import { budgetSchema } from "./budgets";
 import { authErrors, errorResponses } from "./responses";
 import { bearerSecurity, newRouter } from "./router";
 
@@ -56,8 +58,9 @@ const usage = createRoute({
   request: { query: usageQuery },
   responses: {
     200: {
-      description: "Rows by date, then agent id; days without runs have no row",
-      content: { "application/json": { schema: z.object({ data: z.array(usageDaySchema) }) } },
+      description:
+        "Rows by date, then agent id; days without runs have no row. `budgets`: each of the tenant's budgets with its use in its current period (docs/budgets.md), whatever the dates asked",
+      content: { "application/json": { schema: z.object({ data: z.array(usageDaySchema), budgets: z.array(budgetSchema) }) } },
     },
     400: errorResponses[400],
     ...authErrors,
@@ -76,12 +79,17 @@ export const usageRoutes = newRouter().openapi(usage, async (c) => {
   if (days > MAX_DAYS) {
     throw invalidFields([{ path: "query.from", message: `the range ${from}..${to} is ${days} days, at most ${MAX_DAYS}` }]);
   }
-  const rows = await listUsage(c.env.DB, c.get("tenant"), { from, to, agentId: query.agent_id || undefined }, MAX_ROWS + 1);
+  const tenant = c.get("tenant");
+  // The roll-up's rows (D1) and the budgets' use (the tenant's ledger), asked at once.
+  const [rows, budgets] = await Promise.all([
+    listUsage(c.env.DB, tenant, { from, to, agentId: query.agent_id || undefined }, MAX_ROWS + 1),
+    ledgerOf(c.env, tenant).listBudgets(MAX_BUDGETS, null),
+  ]);
   if (rows.length > MAX_ROWS) {
     throw invalidFields(
       [{ path: "query.from", message: `more than ${MAX_ROWS} rows: narrow the range or pass agent_id` }],
       `More than ${MAX_ROWS} usage rows match: narrow the range or pass agent_id`,
     );
   }
-  return c.json({ data: rows }, 200);
+  return c.json({ data: rows, budgets }, 200);
 });

@@ -14,6 +14,7 @@ export const API_ERROR_TYPES = [
   "credential_in_use",
   "payload_too_large",
   "rate_limited",
+  "budget_exceeded",
   "provider_error",
   "internal",
 ] as const;
@@ -33,6 +34,7 @@ const statusOf: Record<ApiErrorType, number> = {
   credential_in_use: 409,
   payload_too_large: 413,
   rate_limited: 429,
+  budget_exceeded: 429,
   provider_error: 502,
   internal: 500,
 };

@@ -1,5 +1,5 @@
 /** Opaque ids with a prefix (docs/api.md); time-ordered so that newer ids sort after older ones. */
-export function newId(prefix: "agt" | "ses" | "run" | "ckpt" | "key" | "med" | "cmp" | "req" | "str" | "wh"): string {
+export function newId(prefix: "agt" | "ses" | "run" | "ckpt" | "key" | "med" | "cmp" | "req" | "str" | "wh" | "bdg"): string {
   const time = Date.now().toString(36).padStart(9, "0");
   const random = new Uint8Array(10);
   crypto.getRandomValues(random);

@@ -24,7 +24,9 @@ export type LogEvent =
   /** One attempt of a webhook delivery (src/webhooks): never its URL's query, body or secret. */
   | { event: "webhook_attempt"; delivery_id: string; webhook_id: string; attempt: number; outcome: string; status_code: number | null }
   /** A webhook delivery could not be put on its queue (the Cron sweep sends it later). */
-  | { event: "webhook_enqueue_failed"; delivery_ids: string[]; message: string };
+  | { event: "webhook_enqueue_failed"; delivery_ids: string[]; message: string }
+  /** A session object could not reach its tenant's spend ledger: the call went on, its reports are sent with the next ones. */
+  | { event: "ledger_unreachable"; reports: number; message: string };
 
 export type LogLevel = "debug" | "info" | "warn" | "error";
 
@@ -56,6 +58,7 @@ const LEVELS: Record<LogEvent["event"], LogLevel> = {
   corrupt_run_record: "error",
   webhook_attempt: "info",
   webhook_enqueue_failed: "warn",
+  ledger_unreachable: "error",
 };
 
 const context = new AsyncLocalStorage<LogContext>();

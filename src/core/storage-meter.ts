@@ -18,7 +18,7 @@ export type MeterCounts = {
   /** Session objects that ran a statement since the last reading, and their storage together, in bytes. */
   objects: number;
   object_bytes: number;
-  /** Calls into session objects: RPC method calls and fetches on their stubs, and alarms. */
+  /** Calls into Durable Objects (sessions, tenant ledgers): RPC method calls and fetches on their stubs, and alarms. */
   object_requests: number;
   /** Messages sent to the run queue. */
   queue_messages: number;
@@ -55,13 +55,14 @@ let touched = new Map<SqlStorage, number>();
 
 export const meterOn = (env: { STORAGE_METER?: string }): boolean => env.STORAGE_METER === "1";
 
-type MeteredBindings = { STORAGE_METER?: string; DB: D1Database; RUNS: Queue<never>; SESSION?: unknown };
+type MeteredBindings = { STORAGE_METER?: string; DB: D1Database; RUNS: Queue<never>; SESSION?: unknown; LEDGER?: unknown };
 
 /** The environment with its D1 binding, run queue and session objects metered, when the meter is on. */
 export function meteredEnv<E extends MeteredBindings>(env: E): E {
   if (!meterOn(env)) return env;
   const metered: E = { ...env, DB: meterD1(env.DB), RUNS: meterQueue(env.RUNS) };
   if (env.SESSION) metered.SESSION = meterNamespace(env.SESSION as DurableObjectNamespace);
+  if (env.LEDGER) metered.LEDGER = meterNamespace(env.LEDGER as DurableObjectNamespace);
   return metered;
 }
 

@@ -21,6 +21,11 @@ export type StartRunRequest = SessionIdentity & {
   /** The Worker has just drawn the session's id (no `session_id`, no `Idempotency-Key`): D1 holds nothing of it. */
   new_session?: boolean;
   /**
+   * The Worker asked the tenant's ledger just now and no budget is spent (`watched`: some budget
+   * applies to the agent or session): the run's first model call need not ask again.
+   */
+  budget_checked?: { watched: boolean };
+  /**
    * A new session's conversation so far, as its client brought it (`/v1/responses` without
    * `previous_response_id`): stored as the run's first messages, before its input. With no
    * input, the history ends with tool results and the run goes on from them.

@@ -56,6 +56,9 @@ export async function callSession<T>(
 /** Turns an object's refusal into docs/api.md's error answer. */
 export function failureToError(failure: SessionFailure): ApiError {
   const headers: Record<string, string> = failure.type === "session_busy" ? { "Retry-After": "1" } : {};
+  const resetsAt = failure.type === "budget_exceeded" ? failure.details?.resets_at : null;
+  // A spent budget: until its period resets (a `total` budget never does: no header, raise it with PATCH).
+  if (typeof resetsAt === "string") headers["Retry-After"] = String(Math.max(1, Math.ceil((Date.parse(resetsAt) - Date.now()) / 1000)));
   return new ApiError(failure.type, failure.message, failure.details ?? {}, headers);
 }
 

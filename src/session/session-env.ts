@@ -1,12 +1,13 @@
 import type { ProviderEnv } from "../providers";
 import type { RunMessage } from "../run-model";
 import type { WebhookMessage } from "../webhooks/message";
+import type { LedgerEnv } from "../budgets";
 
 /**
  * The bindings, variables and secrets a session's object uses (the Worker's `Env`, src/env.ts,
  * extends it): the object depends on these, never on the Worker's whole environment.
  */
-export interface SessionEnv extends ProviderEnv {
+export interface SessionEnv extends ProviderEnv, LedgerEnv {
   DB: D1Database;
   /** Images and files of runs' input, keyed `tenant/session_id/media_id` (src/media). */
   MEDIA: R2Bucket;

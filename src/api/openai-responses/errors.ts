@@ -45,12 +45,14 @@ function messageOf(error: ApiError): string {
 /**
  * Any error of a `/v1/responses` route in OpenAI's shape `{ error: { message, type, param, code } }`
  * with the status Agentry gives it. A busy session is `409` with `x-should-retry: false`: the
- * official SDKs retry a 409 unless the server says not to, and the turn would still be busy.
+ * official SDKs retry a 409 unless the server says not to, and the turn would still be busy; so
+ * is a spent budget's `429 budget_exceeded`.
  */
 export function openAiErrorResponse(thrown: unknown): Response {
   const error = asApiError(thrown);
   const headers = new Headers(error.headers);
-  if (error.status === 409) headers.set("x-should-retry", "false");
+  // A spent budget does not come back by retrying at once (the SDKs retry any 429 otherwise).
+  if (error.status === 409 || error.type === "budget_exceeded") headers.set("x-should-retry", "false");
   const body = { error: { message: messageOf(error), type: openAiType(error.status), param: paramOf(error), code: codeOf(error) } };
   return Response.json(body, { status: error.status, headers });
 }

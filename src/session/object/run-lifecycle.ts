@@ -378,6 +378,7 @@ export class RunLifecycle {
       store: core.store,
       sessionId: core.sessionId,
       compactions: core.compactions,
+      spend: core.spend,
       tenant: () => core.tenant(),
       emit: (run, type, data) => core.emit(run, type, data),
       commit: (change) => core.commit(change),
@@ -659,7 +660,8 @@ export class RunLifecycle {
   /** Every finished run is in D1 before its terminal event, which is built from the stored run. */
   private async announce(finished: RunRecord, status: StopStatus, eventData: { reason?: string }): Promise<void> {
     const { core } = this;
-    await core.flush();
+    // Its last model call is counted in the tenant's ledger by then too (sent when the call answered).
+    await Promise.all([core.flush(), core.spend.settled(finished.id)]);
     let run = finished;
     try {
       run = core.store.getRun(finished.id) ?? finished;

@@ -21,6 +21,7 @@ import { type Checkpoint, isGoingOn, type RunRecord } from "../../run-model/run-
 import { SessionSockets } from "../stream/sockets";
 import { SessionStore, type MirrorStatement, type StoredMessage } from "../store/session-store";
 import { Timers, type TimerName } from "./timers";
+import { SpendGate } from "./spend-gate";
 
 /** A failed D1 mirror batch is retried on the alarm after this long. */
 export const OUTBOX_RETRY_MS = 2_000;
@@ -61,6 +62,8 @@ export class SessionCore {
   readonly mirror: Mirror;
   /** A streamed answer's deltas, stored a window's worth at a time (delta-buffer.ts). */
   private readonly deltas = new DeltaBuffer(DELTA_WINDOW_MS, (writeAll) => this.events.packed(writeAll));
+  /** Model calls' spend: checked against and counted in the tenant's ledger (spend-gate.ts). */
+  readonly spend: SpendGate;
   /** Whether this instance armed the outbox timer since the mirror was last idle. */
   private mirrorArmed = false;
   /** Webhook deliveries the mirror made in D1 and that are not on the webhook queue yet (drainOutbox). */
@@ -94,6 +97,7 @@ export class SessionCore {
     );
     this.sockets = new SessionSockets(ctx);
     this.compactions = new CompactionStore(sql);
+    this.spend = new SpendGate(this.env, () => ({ tenant: this.tenant(), session_id: this.sessionId }));
   }
 
   /** The session this object's storage holds, or null when it holds none (never used, or deleted). */

@@ -1,6 +1,9 @@
 import { meterAlarm } from "../../core/storage-meter";
 import { DurableObject } from "cloudflare:workers";
 import { errorMessage } from "../../core/errors";
+import { newId } from "../../core/ids";
+import { stopDetails } from "../../budgets";
+import { steerIdOf } from "./steers";
 import { log } from "../../core/log";
 import type { SessionEnv } from "../session-env";
 import type { RunEvent } from "../stream/events";
@@ -53,10 +56,18 @@ export class SessionObject extends DurableObject<SessionEnv> {
   async startRun(request: StartRunRequest): Promise<RunAnswer> {
     const refused = await this.enter(request, { work: true, isNew: request.new_session === true });
     if (refused) return refused;
+    const runId = request.run_id ?? newId("run");
+    // A turn on a spent budget is refused before anything is stored (a retried request is answered its run);
+    // the Worker asked the ledger already, beside its read of the agent, unless it could not (budget_checked).
+    const replayed = this.core.store.getRun(runId) !== null || this.core.store.runSteeredWith(steerIdOf(runId)) !== null;
+    if (request.budget_checked) this.core.spend.admitted(runId, request.agent.id, request.budget_checked.watched);
+    const spent = request.budget_checked || replayed ? null : await this.budgetRefusal(runId, request.agent.id);
+    if (spent) return spent;
     // A plain turn continues the session's head: its newest run.
     const head = this.core.store.headRun();
     return this.life.create({
       ...request,
+      run_id: runId,
       base: { parent: head?.id ?? null, until: null },
       parent_run_id: null,
       forked_from_checkpoint: null,
@@ -163,6 +174,11 @@ export class SessionObject extends DurableObject<SessionEnv> {
     }
     const problem = checkAnswers(run.required_actions, request.tool_results, request.approvals ?? []);
     if (problem) return fail("invalid_request", problem.message, { fields: [problem] });
+    const spent = await this.budgetRefusal(run.id, run.agent.id);
+    if (spent) return spent;
+    // The answers are checked again: another request may have continued the run during the ledger's answer.
+    if (this.core.store.runStatus(run.id) !== "paused")
+      return { ok: true, run: renderRun(this.core.store.getRun(run.id) ?? run), stream: null };
 
     return this.life.continueInPlace(run, request);
   }
@@ -177,6 +193,9 @@ export class SessionObject extends DurableObject<SessionEnv> {
     }
     const plan = planBranch(this.core.store, source, request.continue_from ?? "end", request.input);
     if ("failure" in plan) return { ok: false, error: plan.failure };
+    const runId = request.new_run_id ?? newId("run");
+    const spent = this.core.store.getRun(runId) ? null : await this.budgetRefusal(runId, request.agent.id);
+    if (spent) return spent;
     return this.life.create({
       tenant: request.tenant,
       session_id: request.session_id,
@@ -188,7 +207,7 @@ export class SessionObject extends DurableObject<SessionEnv> {
       metadata: request.metadata,
       stream: request.stream,
       background: request.background,
-      run_id: request.new_run_id,
+      run_id: runId,
       continued_from: { from_checkpoint: plan.forked_from_checkpoint },
     });
   }
@@ -215,11 +234,18 @@ export class SessionObject extends DurableObject<SessionEnv> {
     if (!head) return fail("not_found", `Session ${identity.session_id} has no runs`);
     const history = compactedBranch(this.core, head);
     const size = estimateTokens(toModelMessages(history));
+    // The summary is a model call: refused on a spent budget, and counted.
+    const spent = await this.budgetRefusal(null, agent.id);
+    if (spent) return spent;
     let outcome: Awaited<ReturnType<typeof summarizeOlderMessages>>;
     try {
-      outcome = await summarizeOlderMessages(this.core.env, identity.tenant, agent, history, head.id);
+      outcome = await summarizeOlderMessages(this.core.env, identity.tenant, agent, history, head.id, undefined, (usage) =>
+        this.core.spend.report(agent, null, usage),
+      );
     } catch (error) {
       return fail("provider_error", `Compaction failed: ${errorMessage(error)}`);
+    } finally {
+      await this.core.spend.flushed();
     }
     if (!outcome) return { ok: true, report: { summary: null, compacted_messages: 0, tokens_before: size, tokens_after: size } };
     const { compaction, compacted_messages } = outcome;
@@ -234,6 +260,15 @@ export class SessionObject extends DurableObject<SessionEnv> {
         tokens_after: compaction.tokens_after,
       },
     };
+  }
+
+  /**
+   * `429 budget_exceeded` when a budget of the tenant, `agentId` or this session is spent
+   * (docs/budgets.md); else null, and `runId` may make its first model call without asking again.
+   */
+  private async budgetRefusal(runId: string | null, agentId: string): Promise<Refusal | null> {
+    const stop = await this.core.spend.admit(runId, agentId);
+    return stop ? fail("budget_exceeded", stop.message, stopDetails(stop)) : null;
   }
 
   /** Cancels a run; idempotent. The turn is free as soon as this answers. */

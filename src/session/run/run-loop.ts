@@ -3,7 +3,7 @@ import type { SessionEnv } from "../session-env";
 import { loadMedia } from "../../media/load";
 import { createProvider } from "../../providers";
 import { promptCacheKey } from "../../providers/cache-key";
-import { costOf } from "../../providers/pricing";
+import { roundUsd } from "../../budgets";
 import { classifyError, isAbortError } from "../../providers/errors";
 import { ProviderError, type CallSettings, type ModelResponse } from "../../providers/types";
 import { settingsOf } from "../../agents/model-settings";
@@ -95,6 +95,8 @@ async function modelStep(host: LoopHost, run: RunRecord, branch: StoredMessage[]
   let history: Message[];
   try {
     history = await modelHistory(host, run, branch, signal);
+    // The tenant's ledger allows the call, or the run stops here with `budget_exceeded` (docs/budgets.md).
+    await host.spend.mayCall(run);
   } catch (error) {
     await failStep(host, run, error, step, signal);
     return;
@@ -134,11 +136,12 @@ async function modelStep(host: LoopHost, run: RunRecord, branch: StoredMessage[]
     await failStep(host, run, error, step, signal);
     return;
   }
+  // Counted before anything else: a call that answered is paid for, even by a run cancelled meanwhile.
+  const cost = host.spend.report(agent, run.id, response.usage);
   // A cancel may have come in while the answer streamed.
   const current = host.store.getRun(run.id);
   if (current?.status !== "running" || signal.aborted) return;
   addUsage(current, response.usage);
-  const cost = costOf(agent.model, response.usage, agent.prices);
   if (cost !== null) current.metrics.cost_usd = roundUsd((current.metrics.cost_usd ?? 0) + cost);
   current.metrics.model_calls += 1;
   current.metrics.time_to_first_token_ms ??= response.time_to_first_token_ms;
@@ -192,9 +195,6 @@ function callSettings(run: RunRecord): CallSettings {
     ...(run.caller?.end_user ? { end_user: run.caller.end_user } : {}),
   };
 }
-
-/** Costs are kept to 1e-10 USD so that sums of many calls do not gather float noise. */
-const roundUsd = (usd: number) => Math.round(usd * 1e10) / 1e10;
 
 function addUsage(run: RunRecord, usage: Usage): void {
   const m = run.metrics;

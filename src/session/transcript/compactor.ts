@@ -21,6 +21,7 @@ export type CompactionOutcome = { compaction: Compaction; compacted_messages: nu
  * Summarises a branch's older messages with one model call on the agent's own provider (the
  * last `keep_last_messages` stay, a tool call is never split from its result). Returns null
  * when there is too little to summarise; throws a ProviderError when the model call fails.
+ * `onUsage` gets the call's usage as soon as it answers, whatever becomes of its summary.
  */
 export async function summarizeOlderMessages(
   env: Parameters<typeof createProvider>[1],
@@ -28,7 +29,8 @@ export async function summarizeOlderMessages(
   agent: Agent,
   history: TranscriptMessage[],
   runId: string,
-  signal?: AbortSignal,
+  signal: AbortSignal | undefined,
+  onUsage: (usage: Usage) => void,
 ): Promise<CompactionOutcome | null> {
   const keep = agent.compaction?.keep_last_messages ?? 8;
   const cut = splitForCompaction(history, keep);
@@ -62,6 +64,7 @@ export async function summarizeOlderMessages(
   } catch (error) {
     throw error instanceof ProviderError ? error : classifyError(error);
   }
+  onUsage(response.usage);
   // A cut or declined summary would replace the messages with less than they said: it is a failure.
   const stopped = stoppedAnswer(response, maxOutputTokens);
   if (stopped) throw new ProviderError(stopped.error.type, `the summary: ${stopped.error.message}`, false);

@@ -1,6 +1,8 @@
-import type { Message } from "../../core/messages";
+import type { Agent } from "../../agents";
+import type { Message, Usage } from "../../core/messages";
 import { classifyError, ModelCallAbortedError } from "../../providers/errors";
 import { ProviderError } from "../../providers/types";
+import { roundUsd } from "../../budgets";
 import { toolSpecs } from "../../tools";
 import { branchOf, messagesOf } from "./branch-messages";
 import { estimateTokens, toModelMessages, withCompaction, type TranscriptMessage } from "./compaction";
@@ -11,8 +13,23 @@ import type { MirrorStatement, SessionStore, StoredMessage } from "../store/sess
 import type { EventData, RunEventType } from "../stream/events";
 import type { Compaction, CompactionStore } from "./compaction-store";
 
+/**
+ * How model calls' spend is checked and counted in the tenant's ledger (docs/budgets.md; the
+ * session object's SpendGate). Every model call goes through it: `mayCall` before, `report` after.
+ */
+export interface SpendPort {
+  /** Before a model call of the run: throws a ProviderError `budget_exceeded` when a budget of its tenant, agent or session is spent. */
+  mayCall(run: RunRecord): Promise<void>;
+  /**
+   * After a model call that answered: counts its usage in the tenant's ledger (for `runId`'s next
+   * call, the ledger's answer is its permission) and returns its cost, null when the price is unknown.
+   */
+  report(agent: Agent, runId: string | null, usage: Usage): number | null;
+}
+
 /** What a run's history and its compaction need from the session object (the run loop's host is one). */
 export interface TranscriptHost {
+  readonly spend: SpendPort;
   readonly env: Parameters<typeof summarizeOlderMessages>[0];
   readonly store: SessionStore;
   readonly compactions: CompactionStore;
@@ -67,11 +84,16 @@ export async function compactBranch(
   // A failed summary call throws (a ProviderError): the caller treats it as the failure of the
   // step it was making room for, so it is retried or ends the run like a failed model call.
   let outcome: Awaited<ReturnType<typeof summarizeOlderMessages>>;
+  let cost: number | null = null;
   try {
-    outcome = await summarizeOlderMessages(host.env, host.tenant(), run.agent, history, run.id, signal);
+    // The summary is a model call like any other: checked against the budgets, and counted.
+    await host.spend.mayCall(run);
+    outcome = await summarizeOlderMessages(host.env, host.tenant(), run.agent, history, run.id, signal, (usage) => {
+      cost = host.spend.report(run.agent, run.id, usage);
+    });
   } catch (error) {
     const failure = error instanceof ProviderError ? error : classifyError(error);
-    if (failure instanceof ModelCallAbortedError) throw failure;
+    if (failure instanceof ModelCallAbortedError || failure.type === "budget_exceeded") throw failure;
     throw new ProviderError(failure.type, `Compaction failed: ${failure.message}`, failure.retryable, failure.status, failure.retryAfterMs);
   }
   if (!outcome) return null;
@@ -87,6 +109,7 @@ export async function compactBranch(
       m.cache_read_tokens += usage.cache_read_tokens;
       m.cache_write_tokens += usage.cache_write_tokens;
       m.total_tokens = m.input_tokens + m.output_tokens;
+      if (cost !== null) m.cost_usd = roundUsd((m.cost_usd ?? 0) + cost);
       statements.push(...host.saveRun(current));
     }
     return statements;
