@@ -79,23 +79,50 @@ export class LedgerStore {
     return deleted;
   }
 
-  /** Counts one model call: its scopes' day and month counters, and the `total` budgets it falls under. */
-  add(spend: Spend): void {
-    const scopes: [string, string][] = [
-      ["tenant", ""],
-      ["agent", spend.agent_id],
-    ];
-    if (spend.session_id !== null) scopes.push(["session", spend.session_id]);
-    const cost = roundUsd(spend.cost_usd);
-    for (const bucket of [dayKey(spend.at), monthKey(spend.at)])
-      for (const [scope, id] of scopes) this.sql.exec(ADD, scope, id, bucket, cost, spend.tokens);
-    const totals = this.budgets().filter((b) => b.period === "total" && appliesTo(b, spend));
-    for (const b of totals) {
-      b.used_cost_usd = roundUsd(b.used_cost_usd + cost);
-      b.used_tokens += spend.tokens;
-      this.sql.exec("UPDATE budgets SET used_cost_usd = ?, used_tokens = ? WHERE id = ?", b.used_cost_usd, b.used_tokens, b.id);
+  /**
+   * Counts model calls: their scopes' day and month counters, and the `total` budgets they fall
+   * under. Calls reported together are summed first, so that each counter and budget is written
+   * once for them (a row written each).
+   */
+  add(spends: Spend[]): void {
+    const counters = new Map<string, { scope: string; id: string; bucket: string } & Used>();
+    const totals = new Map<string, { budget: BudgetRow } & Used>();
+    for (const spend of spends) {
+      const scopes: [string, string][] = [
+        ["tenant", ""],
+        ["agent", spend.agent_id],
+      ];
+      if (spend.session_id !== null) scopes.push(["session", spend.session_id]);
+      const cost = roundUsd(spend.cost_usd);
+      for (const bucket of [dayKey(spend.at), monthKey(spend.at)]) {
+        for (const [scope, id] of scopes) {
+          const key = `${scope}\u0000${id}\u0000${bucket}`;
+          const counter = counters.get(key) ?? { scope, id, bucket, cost_usd: 0, tokens: 0 };
+          counter.cost_usd = roundUsd(counter.cost_usd + cost);
+          counter.tokens += spend.tokens;
+          counters.set(key, counter);
+        }
+      }
+      for (const budget of this.budgets().filter((b) => b.period === "total" && appliesTo(b, spend))) {
+        const total = totals.get(budget.id) ?? { budget, cost_usd: 0, tokens: 0 };
+        total.cost_usd = roundUsd(total.cost_usd + cost);
+        total.tokens += spend.tokens;
+        totals.set(budget.id, total);
+      }
     }
-    this.prune(spend.at);
+    for (const c of counters.values()) this.sql.exec(ADD, c.scope, c.id, c.bucket, c.cost_usd, c.tokens);
+    for (const { budget, cost_usd, tokens } of totals.values()) {
+      budget.used_cost_usd = roundUsd(budget.used_cost_usd + cost_usd);
+      budget.used_tokens += tokens;
+      this.sql.exec(
+        "UPDATE budgets SET used_cost_usd = ?, used_tokens = ? WHERE id = ?",
+        budget.used_cost_usd,
+        budget.used_tokens,
+        budget.id,
+      );
+    }
+    const latest = spends.reduce((at, spend) => Math.max(at, spend.at), 0);
+    if (spends.length > 0) this.prune(latest);
   }
 
   /** A budget's use in its period at `now`. */

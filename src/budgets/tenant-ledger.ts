@@ -1,3 +1,4 @@
+import { meterOn, meterSql } from "../core/storage-meter";
 import { DurableObject } from "cloudflare:workers";
 import type { Cursor } from "../core/cursor";
 import { nowIso } from "../core/ids";
@@ -17,12 +18,12 @@ export const MAX_BUDGETS = 100;
  * bounds the overshoot of parallel runs (one model call per run in flight). Budgets live only
  * here: a new one binds the very next check.
  */
-export class TenantLedger extends DurableObject<object> {
+export class TenantLedger extends DurableObject<{ STORAGE_METER?: string }> {
   private readonly store: LedgerStore;
 
-  constructor(ctx: DurableObjectState, env: object) {
+  constructor(ctx: DurableObjectState, env: { STORAGE_METER?: string }) {
     super(ctx, env);
-    this.store = new LedgerStore(ctx.storage.sql);
+    this.store = new LedgerStore(meterOn(env) ? meterSql(ctx.storage.sql) : ctx.storage.sql);
   }
 
   /**
@@ -30,7 +31,7 @@ export class TenantLedger extends DurableObject<object> {
    * and session may be made now: refused while any budget that applies has reached a limit.
    */
   settle(spends: Spend[], ask: SpendKeys | null): Verdict {
-    for (const spend of spends) this.store.add(spend);
+    this.store.add(spends);
     return ask === null ? ALLOWED : this.verdict(ask, Date.now());
   }
 
