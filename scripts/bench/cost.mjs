@@ -23,6 +23,11 @@ export const PRICES = JSON.parse(readFileSync(new URL("./cloudflare-prices.json"
 
 /** The typical run of issue 27: 5 tool steps, 6 model calls, a 75-word answer. */
 export const COST_INPUT = `${TOOL_INPUT} [[words 75]]`;
+/** The sampling rates of wrangler.toml: logs (`[observability]`) and traces (`[observability.traces]`). */
+const WRANGLER = readFileSync(new URL("../../wrangler.toml", import.meta.url), "utf8");
+const rateOf = (/** @type {RegExp} */ section) => Number(section.exec(WRANGLER)?.[1] ?? "1");
+export const LOG_SAMPLING = rateOf(/\[observability\][^[]*?head_sampling_rate\s*=\s*([\d.]+)/);
+export const TRACE_SAMPLING = rateOf(/\[observability\.traces\][^[]*?head_sampling_rate\s*=\s*([\d.]+)/);
 /** Memory a Durable Object is billed for while it is active. */
 const OBJECT_GB = 0.125;
 /** Days a run's events and rows are kept (EVENT_RETENTION_DAYS), priced as one month of storage. */
@@ -134,6 +139,7 @@ async function oneRun(tenant, agentId, kind) {
  * @property {number} queueOperations
  * @property {number} d1BytesPerRun
  * @property {number} objectBytesPerSession
+ * @property {number} spans the run's trace spans: one per invocation (Worker, object), SQL statement, D1 query and model call
  * @property {Record<string, number>} usd per line, per run
  * @property {number} usdPerRun
  */
@@ -184,6 +190,8 @@ export async function measureCost(stack, kind, count) {
     if (value === undefined) throw new Error(`cloudflare-prices.json has no ${line}`);
     return value;
   };
+  const invocations = workerRequests + meter.object_requests;
+  const spans = invocations + meter.object_queries + meter.d1_queries + modelCalls / count;
   /** @type {Record<string, number>} */
   const usd = {
     "Worker requests": workerRequests * price("worker_request"),
@@ -197,6 +205,9 @@ export async function measureCost(stack, kind, count) {
     "D1 rows read": meter.d1_rows_read * price("d1_row_read"),
     "D1 storage": (d1BytesPerRun / 1e9) * RETENTION_MONTHS * price("d1_gb_month"),
     "Queue operations": queueOperations * price("queue_operation"),
+    // Invocation logs (one line per invocation; Agentry's own lines are few: a run's start and end).
+    [`logs at ${LOG_SAMPLING * 100} %`]: invocations * LOG_SAMPLING * price("observability_event"),
+    [`traces at ${TRACE_SAMPLING * 100} %`]: spans * TRACE_SAMPLING * price("observability_event"),
   };
   return {
     kind,
@@ -210,6 +221,7 @@ export async function measureCost(stack, kind, count) {
     queueOperations,
     d1BytesPerRun,
     objectBytesPerSession,
+    spans,
     usd,
     usdPerRun: sum(Object.values(usd)),
   };

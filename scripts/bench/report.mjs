@@ -305,6 +305,7 @@ function costSection(costs) {
       streamed.d1BytesPerRun > 0 && 10e9 / streamed.d1BytesPerRun >= 2_000_000 ? "yes" : "no",
     ],
     ["object storage per session", ...each((c) => kb(c.objectBytesPerSession)), "", ""],
+    ["trace spans per run (invocations, SQL statements, D1 queries, model calls)", ...each((c) => n(c.spans)), "", ""],
     ["runtime CPU per run (all of workerd); wall time", ...each((c) => `${ms(c.workerCpuMs)}; ${ms(c.wallMs)}`), "", ""],
     ["**cost per 1,000 runs**", ...each((c) => `**${usd(c.usdPerRun)}**`), "≤ $0.30", met(streamed.usdPerRun * 1000, 0.3)],
   ];
