@@ -123,7 +123,7 @@ export interface paths {
         /** List the tenant's credentials, newest first */
         get: operations["listCredentials"];
         put?: never;
-        /** Store a provider credential (its key and header values are encrypted, never returned) */
+        /** Store a provider or MCP credential (its key, token and header values are encrypted, never returned) */
         post: operations["createCredential"];
         delete?: never;
         options?: never;
@@ -585,6 +585,17 @@ export interface components {
                 name: "current_time" | "http_get";
                 /** @default false */
                 requires_approval?: boolean;
+            } | {
+                /** @enum {string} */
+                type: "mcp";
+                server_label: string;
+                server_url: string;
+                /** @default null */
+                credential?: string | null;
+                /** @default null */
+                allowed_tools?: string[] | null;
+                /** @default false */
+                requires_approval?: boolean;
             })[];
             /**
              * @description A JSON Schema (an object) every run's answer must fit: `Run.output` is the parsed object
@@ -821,6 +832,17 @@ export interface components {
                 name: "current_time" | "http_get";
                 /** @default false */
                 requires_approval?: boolean;
+            } | {
+                /** @enum {string} */
+                type: "mcp";
+                server_label: string;
+                server_url: string;
+                /** @default null */
+                credential?: string | null;
+                /** @default null */
+                allowed_tools?: string[] | null;
+                /** @default false */
+                requires_approval?: boolean;
             })[];
             /** @description A JSON Schema (an object) every run's answer must fit: `Run.output` is the parsed object. Optional; default null. */
             output_schema?: ({
@@ -992,6 +1014,17 @@ export interface components {
                 name: "current_time" | "http_get";
                 /** @default false */
                 requires_approval?: boolean;
+            } | {
+                /** @enum {string} */
+                type: "mcp";
+                server_label: string;
+                server_url: string;
+                /** @default null */
+                credential?: string | null;
+                /** @default null */
+                allowed_tools?: string[] | null;
+                /** @default false */
+                requires_approval?: boolean;
             })[];
             /** @description A JSON Schema (an object) every run's answer must fit: `Run.output` is the parsed object */
             output_schema?: ({
@@ -1089,7 +1122,12 @@ export interface components {
         Credential: {
             id: string;
             /** @enum {string} */
-            provider: "anthropic" | "openai" | "openai-chat";
+            type: "provider" | "mcp";
+            /**
+             * @description Null for an mcp credential
+             * @enum {string|null}
+             */
+            provider: "anthropic" | "openai" | "openai-chat" | null;
             base_url: string | null;
             header_names: string[];
             created_at: string;
@@ -1097,16 +1135,26 @@ export interface components {
         CredentialCreate: {
             /** @example my-openai */
             id: string;
-            /** @enum {string} */
-            provider: "anthropic" | "openai" | "openai-chat";
-            /** @description Encrypted at rest; never returned */
-            api_key: string;
             /**
-             * @description Optional; default null.
+             * @description `provider` (a model provider's key, the default) or `mcp` (a bearer token and/or headers for MCP servers). Optional; default "provider".
+             * @enum {string}
+             */
+            type?: "provider" | "mcp";
+            /**
+             * @description Type provider: the provider the key is for (required)
+             * @enum {string}
+             */
+            provider?: "anthropic" | "openai" | "openai-chat";
+            /** @description Type provider: the key (required); encrypted at rest, never returned */
+            api_key?: string;
+            /** @description Type mcp: sent as `Authorization: Bearer <token>` to the MCP server; encrypted at rest, never returned */
+            token?: string;
+            /**
+             * @description Type provider only. Optional; default null.
              * @example https://gateway.ai.cloudflare.com/v1/…/openai
              */
             base_url?: string | null;
-            /** @description Extra headers for provider calls (e.g. cf-aig-authorization); values encrypted, never returned. Optional; default {}. */
+            /** @description Extra headers for provider calls (e.g. cf-aig-authorization) or MCP requests; values encrypted, never returned. Optional; default {}. */
             headers?: {
                 [key: string]: string;
             };

@@ -1,6 +1,13 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { CLIENT_ID, nowIso } from "../core/ids";
-import { CREDENTIAL_PROVIDERS, CredentialError, credentialInfoOf, forgetCredential } from "../credentials";
+import {
+  CREDENTIAL_PROVIDERS,
+  CREDENTIAL_TYPES,
+  CredentialError,
+  MCP_CREDENTIAL,
+  credentialInfoOf,
+  forgetCredential,
+} from "../credentials";
 import type { CredentialInfo } from "../credentials";
 import { credentialsKey, encryptSecret } from "../credentials/crypto";
 import { extraHeadersSchema } from "../credentials/headers";
@@ -12,25 +19,54 @@ import { decodeCursor, listSchema, page, pageQuery } from "./pagination";
 import { authErrors, bodyErrors, errorResponses } from "./responses";
 import { bearerSecurity, newRouter } from "./router";
 
+const visibleAscii = z.string().regex(/^[\x20-\x7e]{1,4096}$/, "must be 1 to 4096 visible ASCII characters (no line breaks)");
+
+/**
+ * One schema for both types (a provider credential has no `type`; docs/mcp.md, Credentials): the
+ * fields each type needs or refuses are checked in `superRefine`, each problem naming its field.
+ */
 const credentialCreateSchema = z
   .strictObject({
     id: z.string().regex(CLIENT_ID, "must match ^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$").openapi({ example: "my-openai" }),
-    provider: z.enum(CREDENTIAL_PROVIDERS),
-    api_key: z
+    type: z.enum(CREDENTIAL_TYPES).default("provider").openapi({
+      description: "`provider` (a model provider's key, the default) or `mcp` (a bearer token and/or headers for MCP servers)",
+    }),
+    provider: z.enum(CREDENTIAL_PROVIDERS).optional().openapi({ description: "Type provider: the provider the key is for (required)" }),
+    api_key: visibleAscii.optional().openapi({ description: "Type provider: the key (required); encrypted at rest, never returned" }),
+    token: visibleAscii
+      .optional()
+      .openapi({ description: "Type mcp: sent as `Authorization: Bearer <token>` to the MCP server; encrypted at rest, never returned" }),
+    base_url: z
       .string()
-      .regex(/^[\x20-\x7e]{1,4096}$/, "must be 1 to 4096 visible ASCII characters (no line breaks)")
-      .openapi({ description: "Encrypted at rest; never returned" }),
-    base_url: z.string().min(1).max(2048).nullable().default(null).openapi({ example: "https://gateway.ai.cloudflare.com/v1/…/openai" }),
-    headers: extraHeadersSchema
-      .default({})
-      .openapi({ description: "Extra headers for provider calls (e.g. cf-aig-authorization); values encrypted, never returned" }),
+      .min(1)
+      .max(2048)
+      .nullable()
+      .default(null)
+      .openapi({ example: "https://gateway.ai.cloudflare.com/v1/…/openai", description: "Type provider only" }),
+    headers: extraHeadersSchema.default({}).openapi({
+      description: "Extra headers for provider calls (e.g. cf-aig-authorization) or MCP requests; values encrypted, never returned",
+    }),
+  })
+  .superRefine((body, ctx) => {
+    const problem = (path: string, message: string) => ctx.addIssue({ code: "custom", path: [path], message });
+    if (body.type === "provider") {
+      if (body.provider === undefined) problem("provider", "is required for a provider credential");
+      if (body.api_key === undefined) problem("api_key", "is required for a provider credential");
+      if (body.token !== undefined) problem("token", "is for type mcp; a provider credential takes api_key");
+      return;
+    }
+    if (body.provider !== undefined) problem("provider", "is for provider credentials; an mcp credential names no provider");
+    if (body.api_key !== undefined) problem("api_key", "is for provider credentials; an mcp credential takes token");
+    if (body.base_url !== null) problem("base_url", "is for provider credentials; the agent's mcp tool names the server_url");
+    if (body.token === undefined && Object.keys(body.headers).length === 0) problem("token", "an mcp credential needs a token or headers");
   })
   .openapi("CredentialCreate");
 
 const credentialSchema = z
   .object({
     id: z.string(),
-    provider: z.enum(CREDENTIAL_PROVIDERS),
+    type: z.enum(CREDENTIAL_TYPES),
+    provider: z.enum(CREDENTIAL_PROVIDERS).nullable().openapi({ description: "Null for an mcp credential" }),
     base_url: z.string().nullable(),
     header_names: z.array(z.string()),
     created_at: z.string(),
@@ -46,7 +82,7 @@ const createCredentialRoute = createRoute({
   ...common,
   method: "post",
   path: "/credentials",
-  summary: "Store a provider credential (its key and header values are encrypted, never returned)",
+  summary: "Store a provider or MCP credential (its key, token and header values are encrypted, never returned)",
   request: { headers: idempotencyKeyHeaders, body: { required: true, content: json(credentialCreateSchema) } },
   responses: {
     201: { description: "The credential, without its key or header values", content: json(credentialSchema) },
@@ -112,7 +148,7 @@ const MAX_DELETE_ATTEMPTS = 3;
 export const credentialRoutes = newRouter()
   .openapi(createCredentialRoute, async (c) => {
     const body = c.req.valid("json");
-    const { id, provider, api_key, base_url, headers } = body;
+    const { id, type, provider, api_key, token, base_url, headers } = body;
     const urlProblem = base_url === null ? null : checkOutboundUrl(base_url, c.env.ENVIRONMENT);
     if (urlProblem) throw invalidFields([{ path: "base_url", message: urlProblem }], `base_url ${urlProblem}`);
     const key = await keyOrFail(c.env.CREDENTIALS_KEY);
@@ -121,10 +157,11 @@ export const credentialRoutes = newRouter()
       const row = {
         tenant,
         id,
-        provider,
+        // An mcp credential's row says `mcp` where a provider credential names its provider.
+        provider: type === "mcp" ? MCP_CREDENTIAL : (provider ?? ""),
         baseUrl: base_url,
         headerNames: JSON.stringify(Object.keys(headers)),
-        ciphertext: await encryptSecret(key, tenant, id, { api_key, headers }),
+        ciphertext: await encryptSecret(key, tenant, id, { api_key: (type === "mcp" ? token : api_key) ?? "", headers }),
         createdAt: nowIso(),
       };
       if (!(await insertCredential(c.env.DB, row))) throw new ApiError("already_exists", `Credential ${id} already exists`);

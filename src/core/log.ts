@@ -20,7 +20,9 @@ export type LogEvent =
   | { event: "session_delete_resumed"; session_id: string }
   | { event: "session_delete_failed"; session_id: string; message: string }
   /** A run record read back from storage or D1 failed its schema (run-record-schema.ts). */
-  | { event: "corrupt_run_record"; run_id: string; where: string; fields: string[] };
+  | { event: "corrupt_run_record"; run_id: string; where: string; fields: string[] }
+  /** An MCP server's tool was not offered to the model (docs/mcp.md, Limits). */
+  | { event: "mcp_tool_skipped"; server_label: string; tool: string; reason: string };
 
 export type LogLevel = "debug" | "info" | "warn" | "error";
 
@@ -38,6 +40,7 @@ const LEVELS: Record<LogEvent["event"], LogLevel> = {
   run_started: "info",
   run_finished: "info",
   run_resumed: "warn",
+  mcp_tool_skipped: "warn",
   queue_message: "warn",
   sweep: "info",
   outbox_failed: "warn",

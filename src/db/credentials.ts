@@ -33,9 +33,16 @@ export async function listCredentials(d1: D1Database, tenant: string, limit: num
     .all();
 }
 
-/** The tenant's live agents whose definition names the credential `id`. */
+/** The tenant's live agents whose definition names the credential `id`: as theirs, or an MCP tool's (docs/mcp.md). */
 const agentsNaming = (tenant: string, id: string) =>
-  and(eq(agents.tenant, tenant), isNull(agents.deletedAt), sql`json_extract(${agents.definition}, '$.credential') = ${id}`);
+  and(
+    eq(agents.tenant, tenant),
+    isNull(agents.deletedAt),
+    or(
+      sql`json_extract(${agents.definition}, '$.credential') = ${id}`,
+      sql`exists (select 1 from json_each(${agents.definition}, '$.tools') as t where json_extract(t.value, '$.credential') = ${id})`,
+    ),
+  );
 
 /** Ids of the tenant's live agents that name the credential `id`. */
 export async function agentsUsingCredential(d1: D1Database, tenant: string, id: string): Promise<string[]> {
