@@ -1,6 +1,8 @@
 import { abortAllDurableObjects, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import type { McpTool } from "../client/index.ts";
+import { testClient } from "./support/client";
 import { storedEvents } from "./support/events";
 import { api, createAgent, createTenantToken, uniqueTenant } from "./support/http";
 import { postRun, runTurn, transcriptOf, type Run } from "./support/runs";
@@ -241,5 +243,17 @@ describe("MCP calls once only", () => {
     expect(run.output).toMatch(/^You said: go\neverything__gate returned: Outcome unknown: everything__gate was sent to its MCP server/);
     expect((await received(bucket)).filter((r) => r.method === "tools/call")).toHaveLength(1);
     expect(await callsReceived(bucket)).toHaveLength(1);
+  });
+});
+
+describe("MCP with the typed client", () => {
+  it("stores an mcp credential, attaches a server to an agent and runs one of its tools", async () => {
+    const client = testClient({ token: await createTenantToken(uniqueTenant("mcp-client")) });
+    const credential = await client.createMcpCredential("everything", { token: MCP_TEST_TOKEN });
+    expect(credential).toEqual(expect.objectContaining({ id: "everything", type: "mcp", provider: null }));
+    const server: McpTool = { type: "mcp", server_label: "everything", server_url: mcpServer("bearer").url, credential: "everything" };
+    const agent = await client.createAgent({ provider: "mock", model: "mock-1", tools: [server] });
+    const run = await client.run(agent.id, { input: '[[tool everything__get-sum {"a":20,"b":22}]]' });
+    expect(run.output).toBe("everything__get-sum returned: The sum of 20 and 22 is 42.");
   });
 });
