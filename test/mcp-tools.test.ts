@@ -257,3 +257,41 @@ describe("MCP with the typed client", () => {
     expect(run.output).toBe("everything__get-sum returned: The sum of 20 and 22 is 42.");
   });
 });
+
+describe("MCP tools that require approval", () => {
+  it("pauses before each call, calls an approved one once and never a denied one", async () => {
+    const { bucket, url } = mcpServer();
+    const agent = await createAgent({ tools: [everything(url, { requires_approval: true })] });
+    const paused = await runTurn(agent.id, {
+      input: '[[tool everything__echo {"message":"yes"}]] [[tool everything__get-sum {"a":1,"b":1}]]',
+    });
+    expect(paused.status).toBe("paused");
+    const [first] = paused.required_actions;
+    expect(first).toEqual({ type: "approval", tool_call_id: expect.any(String), name: "everything__echo", arguments: { message: "yes" } });
+    const continueWith = (runId: string, approvals: unknown[]) =>
+      api(`/v1/agents/${agent.id}/runs/${runId}/continue`, { body: { approvals } }).then((r) => r.json<Run>());
+    const second = await continueWith(paused.id, [{ tool_call_id: first!.tool_call_id, approve: true }]);
+    expect(second.status).toBe("paused");
+    expect(second.required_actions.map((a) => a.name)).toEqual(["everything__get-sum"]);
+    const done = await continueWith(paused.id, [
+      { tool_call_id: second.required_actions[0]!.tool_call_id, approve: false, reason: "not now" },
+    ]);
+    expect(done.status).toBe("completed");
+    expect(done.output).toBe("everything__echo returned: Echo: yes\neverything__get-sum returned: denied: not now");
+    // The list at the start, then one call: the approved one.
+    expect((await received(bucket)).filter((r) => r.method === "tools/call").map((r) => r.tool)).toEqual(["echo"]);
+  });
+
+  it("refuses an agent whose MCP server requires approval on /v1/responses, naming model", async () => {
+    const agent = await createAgent({ tools: [everything(mcpServer().url, { requires_approval: true })] });
+    const response = await api("/v1/responses", { body: { model: agent.id, input: "hi" } });
+    expect(response.status).toBe(400);
+    const { error } = await response.json<{ error: { param: string; message: string } }>();
+    expect(error).toEqual(
+      expect.objectContaining({
+        param: "model",
+        message: `model: the agent's MCP server "everything" requires approval, which /v1/responses cannot answer: use POST /v1/agents/{agent_id}/runs`,
+      }),
+    );
+  });
+});

@@ -21,7 +21,7 @@ export function runAgent(agent: Agent, body: Pick<CreateResponseBody, "tools" | 
     throw invalidFields([
       {
         path: "model",
-        message: `the agent's tool "${toolNameOf(gated)}" requires approval, which /v1/responses cannot answer: use POST /v1/agents/{agent_id}/runs`,
+        message: `the agent's ${gated.type === "mcp" ? `MCP server "${gated.server_label}"` : `tool "${gated.name}"`} requires approval, which /v1/responses cannot answer: use POST /v1/agents/{agent_id}/runs`,
       },
     ]);
   }
