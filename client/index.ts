@@ -95,6 +95,25 @@ export class AgentryClient {
     return this.createCredential({ id, type: "mcp", ...auth });
   }
 
+  /**
+   * Starts an MCP server's OAuth 2.1 authorization: the answer's `authorization_url` is where the
+   * user approves; Agentry's `/oauth/callback` then stores the tokens (docs/mcp.md, OAuth).
+   */
+  createMcpOAuthCredential(
+    id: string,
+    serverUrl: string,
+    options: { clientId?: string; clientSecret?: string; scope?: string } = {},
+  ): Promise<Credential & { authorization_url: string }> {
+    return this.createCredential({
+      id,
+      type: "mcp_oauth",
+      server_url: serverUrl,
+      ...(options.clientId ? { client_id: options.clientId } : {}),
+      ...(options.clientSecret ? { client_secret: options.clientSecret } : {}),
+      ...(options.scope ? { scope: options.scope } : {}),
+    }) as Promise<Credential & { authorization_url: string }>;
+  }
+
   /** Deletes a credential no live agent names (409 `credential_in_use` otherwise). */
   async deleteCredential(id: string): Promise<void> {
     await this.send("DELETE", `/v1/credentials/${enc(id)}`, undefined, {}, false);

@@ -447,6 +447,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/oauth/callback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The OAuth redirect of an mcp_oauth credential: exchanges the code (PKCE) and stores the tokens encrypted */
+        get: operations["mcpOAuthCallback"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1121,8 +1138,10 @@ export interface components {
         };
         Credential: {
             id: string;
+            /** @description Type mcp_oauth, on creation only: where the user authorizes Agentry; the server redirects to Agentry's /oauth/callback */
+            authorization_url?: string;
             /** @enum {string} */
-            type: "provider" | "mcp";
+            type: "provider" | "mcp" | "mcp_oauth";
             /**
              * @description Null for an mcp credential
              * @enum {string|null}
@@ -1139,7 +1158,7 @@ export interface components {
              * @description `provider` (a model provider's key, the default) or `mcp` (a bearer token and/or headers for MCP servers). Optional; default "provider".
              * @enum {string}
              */
-            type?: "provider" | "mcp";
+            type?: "provider" | "mcp" | "mcp_oauth";
             /**
              * @description Type provider: the provider the key is for (required)
              * @enum {string}
@@ -1154,6 +1173,14 @@ export interface components {
              * @example https://gateway.ai.cloudflare.com/v1/…/openai
              */
             base_url?: string | null;
+            /** @description Type mcp_oauth: the MCP server's URL (required); agents naming the credential must use the same server_url */
+            server_url?: string;
+            /** @description Type mcp_oauth: a pre-registered client; absent: Agentry registers one (dynamic client registration) */
+            client_id?: string;
+            /** @description Type mcp_oauth: the pre-registered client's secret, if it has one; encrypted, never returned */
+            client_secret?: string;
+            /** @description Type mcp_oauth: the scope to ask for */
+            scope?: string;
             /** @description Extra headers for provider calls (e.g. cf-aig-authorization) or MCP requests; values encrypted, never returned. Optional; default {}. */
             headers?: {
                 [key: string]: string;
@@ -4656,6 +4683,40 @@ export interface operations {
                         ok: true;
                         version: string;
                     };
+                };
+            };
+        };
+    };
+    mcpOAuthCallback: {
+        parameters: {
+            query: {
+                code?: string;
+                state: string;
+                error?: string;
+                error_description?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The credential is authorized (a short HTML page) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description Not a pending authorization of Agentry's, or the server refused the code */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };

@@ -15,7 +15,7 @@ type ErrorBody = { error: { type: string; details: { fields?: { path: string; me
 const MCP_TEST_TOKEN = "mcp-test-token-0123456789";
 
 /** A fresh bucket of the MCP test server (test/node/mcp-server.ts) and its URL. */
-function mcpServer(kind: "mcp" | "bearer" | "sse" = "mcp") {
+function mcpServer(kind: "mcp" | "bearer" | "sse" | "oauth" = "mcp") {
   const bucket = crypto.randomUUID();
   return { bucket, url: `${env.MCP_SERVER_URL}/${kind}/${bucket}` };
 }
@@ -293,5 +293,77 @@ describe("MCP tools that require approval", () => {
         message: `model: the agent's MCP server "everything" requires approval, which /v1/responses cannot answer: use POST /v1/agents/{agent_id}/runs`,
       }),
     );
+  });
+});
+
+describe("MCP OAuth", () => {
+  /** Creates an mcp_oauth credential, follows its authorization_url like a browser, and lands on Agentry's callback. */
+  async function authorizedCredential(token: string, serverUrl: string, id = "oauth-server") {
+    const created = await api("/v1/credentials", { body: { id, type: "mcp_oauth", server_url: serverUrl } }, token);
+    expect(created.status).toBe(201);
+    const credential = await created.json<{ type: string; authorization_url: string; base_url: string }>();
+    expect(credential).toEqual(expect.objectContaining({ type: "mcp_oauth", base_url: serverUrl }));
+    // The authorization server approves at once and redirects to Agentry's callback with the code and state.
+    const approved = await fetch(credential.authorization_url, { redirect: "manual" });
+    expect(approved.status).toBe(302);
+    const callback = new URL(approved.headers.get("location") ?? "");
+    expect(callback.origin + callback.pathname).toBe("http://agentry.test/oauth/callback");
+    const landed = await api(`${callback.pathname}${callback.search}`, {}, null);
+    expect(landed.status).toBe(200);
+    expect(await landed.text()).toContain(`Credential ${id} is authorized`);
+    return { credential, callback };
+  }
+
+  const oauthEvents = async (bucket: string) =>
+    (await fetch(`${env.MCP_SERVER_URL}/oauth-events/${bucket}`)).json<{ grant: string; ok: boolean }[]>();
+
+  it("authorizes with PKCE through Agentry's callback, refreshes before expiry, and ends runs clearly once the grant is revoked", async () => {
+    const token = await createTenantToken(uniqueTenant("oauth"));
+    const { bucket, url } = mcpServer("oauth");
+    const { callback } = await authorizedCredential(token, url);
+    const agent = await createAgent({ tools: [everything(url, { credential: "oauth-server" })] }, token);
+    const run = await runTurn(agent.id, { input: '[[tool everything__echo {"message":"via oauth"}]]' }, token);
+    expect(run.output).toBe("everything__echo returned: Echo: via oauth");
+    // The access token lives 30 s: it was refreshed (less than a minute left) before the run's requests.
+    expect(await oauthEvents(bucket)).toEqual([
+      { grant: "authorization_code", ok: true },
+      { grant: "refresh_token", ok: true },
+    ]);
+    const requests = await received(bucket);
+    expect(requests.every((r) => r.authorization?.startsWith("Bearer at-"))).toBe(true);
+    // The callback cannot be replayed: the pending authorization is gone.
+    expect((await api(`${callback.pathname}${callback.search}`, {}, null)).status).toBe(400);
+
+    await fetch(`${env.MCP_SERVER_URL}/as/${bucket}/revoke`, { method: "POST" });
+    const revoked = await runTurn(agent.id, { input: '[[tool everything__echo {"message":"again"}]]' }, token);
+    expect(revoked.status).toBe("error");
+    expect(revoked.error?.type).toBe("tool_error");
+    expect(revoked.error?.message).toMatch(
+      /^MCP server everything: the OAuth grant was revoked or has expired .*authorize the credential again$/,
+    );
+    const seen = JSON.stringify([
+      run,
+      revoked,
+      await transcriptOf(run.session_id, token),
+      await (await api("/v1/credentials", {}, token)).json(),
+    ]);
+    expect(seen).not.toMatch(/at-[0-9a-f-]{36}|rt-[0-9a-f-]{36}/);
+  });
+
+  it("refuses an mcp_oauth credential without server_url, a forged callback state, and an agent on another server_url", async () => {
+    const token = await createTenantToken(uniqueTenant("oauth-bad"));
+    const missing = await api("/v1/credentials", { body: { id: "o", type: "mcp_oauth" } }, token);
+    expect(missing.status).toBe(400);
+    expect((await missing.json<ErrorBody>()).error.details.fields?.map((f) => f.path)).toEqual(["server_url"]);
+    expect((await api("/oauth/callback?code=x&state=bm9wZQ", {}, null)).status).toBe(400);
+    const { url } = mcpServer("oauth");
+    await authorizedCredential(token, url, "bound");
+    const elsewhere = await api(
+      "/v1/agents",
+      { body: { provider: "mock", model: "m", tools: [everything(mcpServer("oauth").url, { credential: "bound" })] } },
+      token,
+    );
+    expect(elsewhere.status).toBe(400);
+    expect((await elsewhere.json<ErrorBody>()).error.details.fields?.map((f) => f.path)).toEqual(["tools.0.credential"]);
   });
 });

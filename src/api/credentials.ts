@@ -1,9 +1,13 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { CLIENT_ID, nowIso } from "../core/ids";
+import { beginOAuth } from "../mcp/oauth";
+import { McpServerError } from "../mcp/errors";
+import { OAUTH_CALLBACK_PATH } from "./oauth-callback";
 import {
   CREDENTIAL_PROVIDERS,
   CREDENTIAL_TYPES,
   CredentialError,
+  MCP_OAUTH_CREDENTIAL,
   MCP_CREDENTIAL,
   credentialInfoOf,
   forgetCredential,
@@ -43,16 +47,42 @@ const credentialCreateSchema = z
       .nullable()
       .default(null)
       .openapi({ example: "https://gateway.ai.cloudflare.com/v1/…/openai", description: "Type provider only" }),
+    server_url: z.string().min(1).max(2048).optional().openapi({
+      description: "Type mcp_oauth: the MCP server's URL (required); agents naming the credential must use the same server_url",
+    }),
+    client_id: z
+      .string()
+      .min(1)
+      .max(512)
+      .optional()
+      .openapi({ description: "Type mcp_oauth: a pre-registered client; absent: Agentry registers one (dynamic client registration)" }),
+    client_secret: visibleAscii
+      .optional()
+      .openapi({ description: "Type mcp_oauth: the pre-registered client's secret, if it has one; encrypted, never returned" }),
+    scope: z.string().min(1).max(1024).optional().openapi({ description: "Type mcp_oauth: the scope to ask for" }),
     headers: extraHeadersSchema.default({}).openapi({
       description: "Extra headers for provider calls (e.g. cf-aig-authorization) or MCP requests; values encrypted, never returned",
     }),
   })
   .superRefine((body, ctx) => {
     const problem = (path: string, message: string) => ctx.addIssue({ code: "custom", path: [path], message });
+    const oauthOnly = ["server_url", "client_id", "client_secret", "scope"] as const;
+    if (body.type !== "mcp_oauth") {
+      for (const field of oauthOnly) if (body[field] !== undefined) problem(field, "is for mcp_oauth credentials");
+    }
     if (body.type === "provider") {
       if (body.provider === undefined) problem("provider", "is required for a provider credential");
       if (body.api_key === undefined) problem("api_key", "is required for a provider credential");
       if (body.token !== undefined) problem("token", "is for type mcp; a provider credential takes api_key");
+      return;
+    }
+    if (body.type === "mcp_oauth") {
+      if (body.server_url === undefined) problem("server_url", "is required for an mcp_oauth credential");
+      if (body.client_secret !== undefined && body.client_id === undefined) problem("client_secret", "needs client_id");
+      for (const field of ["provider", "api_key", "token"] as const) {
+        if (body[field] !== undefined) problem(field, "is not taken by an mcp_oauth credential (its tokens come from the OAuth flow)");
+      }
+      if (body.base_url !== null) problem("base_url", "is for provider credentials; an mcp_oauth credential takes server_url");
       return;
     }
     if (body.provider !== undefined) problem("provider", "is for provider credentials; an mcp credential names no provider");
@@ -65,6 +95,9 @@ const credentialCreateSchema = z
 const credentialSchema = z
   .object({
     id: z.string(),
+    authorization_url: z.string().optional().openapi({
+      description: "Type mcp_oauth, on creation only: where the user authorizes Agentry; the server redirects to Agentry's /oauth/callback",
+    }),
     type: z.enum(CREDENTIAL_TYPES),
     provider: z.enum(CREDENTIAL_PROVIDERS).nullable().openapi({ description: "Null for an mcp credential" }),
     base_url: z.string().nullable(),
@@ -141,6 +174,35 @@ async function keyOrFail(secret: string | undefined): Promise<CryptoKey> {
   }
 }
 
+/**
+ * Starts an mcp_oauth credential's authorization (src/mcp/oauth.ts); a server whose metadata,
+ * registration or endpoints cannot be used is a 400 naming `server_url`, and nothing is stored.
+ */
+async function startOAuth(
+  environment: string | undefined,
+  origin: string,
+  tenant: string,
+  id: string,
+  serverUrl: string,
+  body: { client_id?: string | undefined; client_secret?: string | undefined; scope?: string | undefined },
+) {
+  try {
+    return await beginOAuth({
+      server_url: serverUrl,
+      redirect_uri: `${origin}${OAUTH_CALLBACK_PATH}`,
+      client_id: body.client_id ?? null,
+      client_secret: body.client_secret ?? null,
+      scope: body.scope ?? null,
+      tenant,
+      id,
+      environment,
+    });
+  } catch (error) {
+    if (error instanceof McpServerError) throw invalidFields([{ path: "server_url", message: error.message }], error.message);
+    throw error;
+  }
+}
+
 /** The agents naming a credential were changed between the delete and the look-up: try again. */
 const MAX_DELETE_ATTEMPTS = 3;
 
@@ -151,22 +213,33 @@ export const credentialRoutes = newRouter()
     const { id, type, provider, api_key, token, base_url, headers } = body;
     const urlProblem = base_url === null ? null : checkOutboundUrl(base_url, c.env.ENVIRONMENT);
     if (urlProblem) throw invalidFields([{ path: "base_url", message: urlProblem }], `base_url ${urlProblem}`);
+    const serverUrlProblem = body.server_url === undefined ? null : checkOutboundUrl(body.server_url, c.env.ENVIRONMENT);
+    if (serverUrlProblem) throw invalidFields([{ path: "server_url", message: serverUrlProblem }], `server_url ${serverUrlProblem}`);
     const key = await keyOrFail(c.env.CREDENTIALS_KEY);
     const tenant = c.get("tenant");
-    const created = await idempotentCreate<CredentialInfo>(c, body, async () => {
+    const created = await idempotentCreate<CredentialInfo & { authorization_url?: string }>(c, body, async () => {
+      const oauth =
+        type === "mcp_oauth" && body.server_url !== undefined
+          ? await startOAuth(c.env.ENVIRONMENT, new URL(c.req.url).origin, tenant, id, body.server_url, body)
+          : null;
       const row = {
         tenant,
         id,
-        // An mcp credential's row says `mcp` where a provider credential names its provider.
-        provider: type === "mcp" ? MCP_CREDENTIAL : (provider ?? ""),
-        baseUrl: base_url,
+        // An MCP credential's row says `mcp` / `mcp_oauth` where a provider credential names its provider.
+        provider: type === "mcp" ? MCP_CREDENTIAL : type === "mcp_oauth" ? MCP_OAUTH_CREDENTIAL : (provider ?? ""),
+        // An mcp_oauth credential keeps its server's URL here: agents naming it must use that server.
+        baseUrl: type === "mcp_oauth" ? (body.server_url ?? null) : base_url,
         headerNames: JSON.stringify(Object.keys(headers)),
-        ciphertext: await encryptSecret(key, tenant, id, { api_key: (type === "mcp" ? token : api_key) ?? "", headers }),
+        ciphertext: await encryptSecret(key, tenant, id, {
+          api_key: (type === "mcp" ? token : api_key) ?? "",
+          headers,
+          ...(oauth ? { oauth: oauth.state } : {}),
+        }),
         createdAt: nowIso(),
       };
       if (!(await insertCredential(c.env.DB, row))) throw new ApiError("already_exists", `Credential ${id} already exists`);
       forgetCredential(tenant, id);
-      return { body: credentialInfoOf(row) };
+      return { body: { ...credentialInfoOf(row), ...(oauth ? { authorization_url: oauth.authorization_url } : {}) } };
     });
     return c.json(created, 201);
   })

@@ -15,11 +15,13 @@ export const CREDENTIAL_PROVIDERS = ["anthropic", "openai", "openai-chat"] as co
 export type CredentialProvider = (typeof CREDENTIAL_PROVIDERS)[number];
 
 /** What a credential is for: a model provider, or MCP servers (docs/mcp.md, Credentials). */
-export const CREDENTIAL_TYPES = ["provider", "mcp"] as const;
+export const CREDENTIAL_TYPES = ["provider", "mcp", "mcp_oauth"] as const;
 export type CredentialType = (typeof CREDENTIAL_TYPES)[number];
 
 /** The `provider` column of an MCP credential (no provider). */
 export const MCP_CREDENTIAL = "mcp";
+/** The `provider` column of an MCP OAuth credential. */
+export const MCP_OAUTH_CREDENTIAL = "mcp_oauth";
 
 /** A credential as the API shows it: never the key, token or header values. */
 export type CredentialInfo = {
@@ -32,14 +34,18 @@ export type CredentialInfo = {
   created_at: string;
 };
 
-const storedInfo = z.object({ provider: z.enum([...CREDENTIAL_PROVIDERS, MCP_CREDENTIAL]), headerNames: z.array(z.string()) });
+const storedInfo = z.object({
+  provider: z.enum([...CREDENTIAL_PROVIDERS, MCP_CREDENTIAL, MCP_OAUTH_CREDENTIAL]),
+  headerNames: z.array(z.string()),
+});
 
 /** The API's view of a stored row. */
 export function credentialInfoOf(row: CredentialRow): CredentialInfo {
   // Columns written by insertCredential from a validated request; parsed rather than cast.
   const { provider, headerNames } = storedInfo.parse({ provider: row.provider, headerNames: JSON.parse(row.headerNames) });
   const base = { id: row.id, base_url: row.baseUrl, header_names: headerNames, created_at: row.createdAt };
-  return provider === MCP_CREDENTIAL ? { ...base, type: "mcp", provider: null } : { ...base, type: "provider", provider };
+  if (provider === MCP_CREDENTIAL || provider === MCP_OAUTH_CREDENTIAL) return { ...base, type: provider, provider: null };
+  return { ...base, type: "provider", provider };
 }
 
 /** The tenant's credential without its secret, or null. */

@@ -14,6 +14,12 @@ export async function insertCredential(d1: D1Database, row: CredentialRow): Prom
   return result.meta.changes > 0;
 }
 
+/** Replaces a credential's encrypted value (an MCP OAuth credential's tokens); false when it is gone. */
+export async function updateCredentialSecret(d1: D1Database, tenant: string, id: string, ciphertext: string): Promise<boolean> {
+  const result = await database(d1).update(credentials).set({ ciphertext }).where(one(tenant, id)).run();
+  return result.meta.changes > 0;
+}
+
 /** The tenant's credential row, if it exists. */
 export async function findCredentialRow(d1: D1Database, tenant: string, id: string): Promise<CredentialRow | undefined> {
   return database(d1).select().from(credentials).where(one(tenant, id)).get();

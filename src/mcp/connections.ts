@@ -1,8 +1,29 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { McpTool } from "../agents";
-import { loadCredential } from "../credentials";
+import { forgetCredential, loadCredential, type CredentialSecret } from "../credentials";
+import { credentialsKey, encryptSecret } from "../credentials/crypto";
+import { updateCredentialSecret } from "../db/credentials";
+import { accessToken } from "./oauth";
+import { oauthStateSchema } from "./oauth-state";
 import { connectMcp, type McpEndpoint } from "./connect";
 import { McpServerError, statusOf } from "./errors";
+
+/**
+ * An mcp_oauth credential's access token, refreshed (and the new tokens stored, encrypted) when it
+ * expires within a minute; a refused refresh (revoked grant) throws McpServerError with `auth`.
+ */
+async function oauthToken(env: McpEnv, tenant: string, server: McpTool, secret: CredentialSecret): Promise<string> {
+  const parsed = oauthStateSchema.safeParse(secret.oauth);
+  const id = server.credential ?? "";
+  if (!parsed.success) throw new McpServerError(`MCP server ${server.server_label}: credential ${id} holds no OAuth state`, true);
+  const { token, changed } = await accessToken(parsed.data, server.server_label, env.ENVIRONMENT);
+  if (changed) {
+    const key = await credentialsKey(env.CREDENTIALS_KEY);
+    await updateCredentialSecret(env.DB, tenant, id, await encryptSecret(key, tenant, id, { ...secret, oauth: changed }));
+    forgetCredential(tenant, id);
+  }
+  return token;
+}
 
 /** What the connections read from the environment: the credentials' store and key, the fence's mode. */
 export type McpEnv = { DB: D1Database; CREDENTIALS_KEY?: string; LOOKUP_CACHE_MS?: string; ENVIRONMENT?: string };
@@ -68,11 +89,15 @@ export class McpConnections {
         true,
       );
     });
-    if (info.type !== "mcp") {
+    if (info.type === "provider") {
       throw new McpServerError(`MCP server ${server.server_label}: credential ${info.id} is not an mcp credential`, true);
     }
     const headers: Record<string, string> = { ...secret.headers };
-    if (secret.api_key !== "") headers.authorization = `Bearer ${secret.api_key}`;
+    if (info.type === "mcp_oauth") {
+      headers.authorization = `Bearer ${await oauthToken(env, tenant, server, secret)}`;
+    } else if (secret.api_key !== "") {
+      headers.authorization = `Bearer ${secret.api_key}`;
+    }
     return { ...base, headers };
   }
 }

@@ -4,6 +4,7 @@ import { SSEServerTransport } from "@modelcontextprotocol/sdk/server/sse.js";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { createServer as createEverything } from "@modelcontextprotocol/server-everything/dist/server/index.js";
 import { z } from "zod";
+import { oauthServer } from "./oauth-server";
 
 /** The bearer token the `/bearer/…` servers take (test/mcp-tools.test.ts stores it as a credential). */
 export const MCP_TEST_TOKEN = "mcp-test-token-0123456789";
@@ -22,7 +23,9 @@ export const LONG_TOOL_NAME = "a.tool.whose.name.is.far.too.long.for.any.provide
  *   /mcp/<bucket>                     Streamable HTTP (POST, GET, DELETE); an unknown session id is 404
  *   /bearer/<bucket>                  the same, 401 without `Authorization: Bearer MCP_TEST_TOKEN`
  *   /sse/<bucket>                     the older HTTP+SSE transport only (a Streamable HTTP POST is 405)
+ *   /oauth/<bucket>                   the same behind OAuth 2.1 (test/node/oauth-server.ts; its routes under /as/<bucket>)
  *   GET /received/<bucket>?count=N    the requests the bucket received (once there are N)
+ *   GET /oauth-events/<bucket>        the OAuth server's token grants for the bucket
  */
 export async function startMcpServer(toolServerUrl: string): Promise<Server> {
   const sessions = new Map<string, { transport: WebStandardStreamableHTTPServerTransport; cleanup: () => void }>();
@@ -30,6 +33,8 @@ export async function startMcpServer(toolServerUrl: string): Promise<Server> {
   const received = new Map<string, Received[]>();
   let readers: (() => void)[] = [];
   let restartPending = false;
+  let origin = "";
+  const oauth = oauthServer(() => origin);
 
   const record = (bucket: string, entry: Received) => {
     received.set(bucket, [...(received.get(bucket) ?? []), entry]);
@@ -86,6 +91,9 @@ export async function startMcpServer(toolServerUrl: string): Promise<Server> {
 
   const handle = async (request: Request, bucket: string, kind: string): Promise<Response> => {
     const url = new URL(request.url);
+    if (kind === "oauth-events") return Response.json(oauth.events(bucket));
+    const oauthAnswer = await oauth.handle(request, url.pathname.split("/").slice(1));
+    if (oauthAnswer) return oauthAnswer;
     if (kind === "received") {
       const count = Number(url.searchParams.get("count") ?? 0);
       while ((received.get(bucket) ?? []).length < count) await new Promise<void>((resolve) => readers.push(resolve));
@@ -101,7 +109,9 @@ export async function startMcpServer(toolServerUrl: string): Promise<Server> {
       status: 0,
     };
     let response: Response;
-    if (kind === "bearer" && request.headers.get("authorization") !== `Bearer ${MCP_TEST_TOKEN}`) {
+    if (kind === "oauth" && !oauth.authorized(bucket, request.headers.get("authorization"))) {
+      response = oauth.unauthorized(bucket);
+    } else if (kind === "bearer" && request.headers.get("authorization") !== `Bearer ${MCP_TEST_TOKEN}`) {
       response = Response.json(
         { error: "invalid_token" },
         { status: 401, headers: { "www-authenticate": 'Bearer error="invalid_token"' } },
@@ -167,6 +177,8 @@ export async function startMcpServer(toolServerUrl: string): Promise<Server> {
   };
 
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const address = server.address();
+  origin = typeof address === "object" && address ? `http://127.0.0.1:${address.port}` : "";
   return server;
 }
 
