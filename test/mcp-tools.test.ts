@@ -329,8 +329,11 @@ describe("MCP OAuth", () => {
       { grant: "authorization_code", ok: true },
       { grant: "refresh_token", ok: true },
     ]);
-    const requests = await received(bucket);
-    expect(requests.every((r) => r.authorization?.startsWith("Bearer at-"))).toBe(true);
+    const [challenge, ...requests] = await received(bucket);
+    // Creating the credential asked the server once, unauthenticated, for its WWW-Authenticate challenge.
+    expect(challenge).toEqual(expect.objectContaining({ method: "initialize", authorization: null, status: 401 }));
+    expect(requests.length).toBeGreaterThanOrEqual(4);
+    expect(requests.every((r) => r.authorization?.startsWith("Bearer at-") && r.status !== 401)).toBe(true);
     // The callback cannot be replayed: the pending authorization is gone.
     expect((await api(`${callback.pathname}${callback.search}`, {}, null)).status).toBe(400);
 

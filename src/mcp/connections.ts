@@ -37,7 +37,16 @@ export type McpEnv = { DB: D1Database; CREDENTIALS_KEY?: string; LOOKUP_CACHE_MS
 export class McpConnections {
   private readonly clients = new Map<string, Promise<Client>>();
 
-  constructor(private readonly context: { env: McpEnv; tenant: string; servers: McpTool[]; signal: AbortSignal }) {}
+  constructor(
+    private readonly context: {
+      env: McpEnv;
+      tenant: string;
+      servers: McpTool[];
+      signal: AbortSignal;
+      /** A bearer token for servers without a credential (the conformance probe's OAuth token). */
+      bearer?: string;
+    },
+  ) {}
 
   /** The agent's MCP server with that label. */
   server(label: string): McpTool {
@@ -82,7 +91,8 @@ export class McpConnections {
   private async endpoint(server: McpTool): Promise<McpEndpoint> {
     const { env, tenant } = this.context;
     const base = { server_label: server.server_label, url: server.server_url, environment: env.ENVIRONMENT };
-    if (server.credential === null) return { ...base, headers: {} };
+    if (server.credential === null)
+      return { ...base, headers: this.context.bearer ? { authorization: `Bearer ${this.context.bearer}` } : {} };
     const { info, secret } = await loadCredential(env, tenant, server.credential).catch((error: unknown) => {
       throw new McpServerError(
         `MCP server ${server.server_label}: ${error instanceof Error ? error.message : "credential unreadable"}`,

@@ -2,12 +2,16 @@ import {
   discoverAuthorizationServerMetadata,
   discoverOAuthProtectedResourceMetadata,
   exchangeAuthorization,
+  extractWWWAuthenticateParams,
   refreshAuthorization,
   registerClient,
   startAuthorization,
 } from "@modelcontextprotocol/sdk/client/auth.js";
 import type { AuthorizationServerMetadata, OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
+import { checkResourceAllowed } from "@modelcontextprotocol/sdk/shared/auth-utils.js";
+import { LATEST_PROTOCOL_VERSION } from "@modelcontextprotocol/sdk/types.js";
 import { decodeBase64Url, encodeBase64Url } from "../core/base64";
+import { BUILD_VERSION } from "../core/version";
 import { checkOutboundUrl, isRedirect } from "../core/url-guard";
 import { describeFailure, McpServerError } from "./errors";
 import type { OAuthState } from "./oauth-state";
@@ -70,8 +74,19 @@ export type OAuthStart = {
 export async function beginOAuth(start: OAuthStart): Promise<{ state: OAuthState; authorization_url: string }> {
   const fetchFn = oauthFetch(start.environment);
   try {
-    const resourceMetadata = await discoverOAuthProtectedResourceMetadata(start.server_url, {}, fetchFn).catch(() => null);
+    const challenge = await challengeOf(start.server_url, fetchFn);
+    const resourceMetadata = await discoverOAuthProtectedResourceMetadata(
+      start.server_url,
+      challenge.resourceMetadataUrl ? { resourceMetadataUrl: challenge.resourceMetadataUrl } : {},
+      fetchFn,
+    ).catch(() => null);
+    // Metadata that speaks for another resource is refused: its tokens would be meant for another server.
+    if (resourceMetadata && !checkResourceAllowed({ requestedResource: start.server_url, configuredResource: resourceMetadata.resource })) {
+      throw new Error(`the server's protected-resource metadata is for ${resourceMetadata.resource}, not this server`);
+    }
     const authorizationServer = resourceMetadata?.authorization_servers?.[0] ?? new URL(start.server_url).origin;
+    // The scope asked for: the request's, else the server's challenge, else what its metadata supports, else none.
+    const scope = start.scope ?? challenge.scope ?? (resourceMetadata?.scopes_supported?.join(" ") || null);
     const metadata = (await discoverAuthorizationServerMetadata(authorizationServer, { fetchFn })) ?? null;
     const client =
       start.client_id !== null
@@ -84,7 +99,7 @@ export async function beginOAuth(start: OAuthStart): Promise<{ state: OAuthState
               grant_types: ["authorization_code", "refresh_token"],
               response_types: ["code"],
               token_endpoint_auth_method: "none",
-              ...(start.scope !== null ? { scope: start.scope } : {}),
+              ...(scope !== null ? { scope } : {}),
             },
             fetchFn,
           });
@@ -95,7 +110,7 @@ export async function beginOAuth(start: OAuthStart): Promise<{ state: OAuthState
       clientInformation: client,
       redirectUrl: start.redirect_uri,
       state: encodeState(start.tenant, start.id, nonce),
-      ...(start.scope !== null ? { scope: start.scope } : {}),
+      ...(scope !== null ? { scope } : {}),
       ...(resource !== null ? { resource } : {}),
     });
     const state: OAuthState = {
@@ -105,7 +120,7 @@ export async function beginOAuth(start: OAuthStart): Promise<{ state: OAuthState
       client: { client_id: client.client_id, ...(client.client_secret ? { client_secret: client.client_secret } : {}) },
       resource,
       redirect_uri: start.redirect_uri,
-      scope: start.scope,
+      scope,
       pending: { nonce, code_verifier: codeVerifier },
       tokens: null,
     };
@@ -113,6 +128,28 @@ export async function beginOAuth(start: OAuthStart): Promise<{ state: OAuthState
   } catch (error) {
     throw new McpServerError(`The OAuth flow of ${start.server_url} could not start: ${describeFailure(error)}`, false);
   }
+}
+
+/**
+ * The server's `WWW-Authenticate` challenge to an unauthenticated `initialize` (where its
+ * protected-resource metadata is, which scope it wants), or nothing when it does not answer 401.
+ */
+async function challengeOf(serverUrl: string, fetchFn: typeof fetch): Promise<{ resourceMetadataUrl?: URL; scope?: string }> {
+  const response = await fetchFn(serverUrl, {
+    method: "POST",
+    headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
+    body: JSON.stringify({
+      jsonrpc: "2.0",
+      id: 0,
+      method: "initialize",
+      params: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: "agentry", version: BUILD_VERSION } },
+    }),
+  }).catch(() => null);
+  if (!response) return {};
+  await response.body?.cancel();
+  if (response.status !== 401) return {};
+  const { resourceMetadataUrl, scope } = extractWWWAuthenticateParams(response);
+  return { ...(resourceMetadataUrl ? { resourceMetadataUrl } : {}), ...(scope ? { scope } : {}) };
 }
 
 const tokensOf = (tokens: OAuthTokens, previous: OAuthState["tokens"]): NonNullable<OAuthState["tokens"]> => {
