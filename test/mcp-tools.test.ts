@@ -344,9 +344,19 @@ describe("MCP OAuth", () => {
     expect(revoked.error?.message).toMatch(
       /^MCP server everything: the OAuth grant was revoked or has expired .*authorize the credential again$/,
     );
+    // Authorized again: a new authorization URL, the same callback, and runs work again.
+    const again = await api("/v1/credentials/oauth-server/authorize", { method: "POST" }, token);
+    expect(again.status).toBe(200);
+    const { authorization_url } = await again.json<{ authorization_url: string }>();
+    const redirect = new URL((await fetch(authorization_url, { redirect: "manual" })).headers.get("location") ?? "");
+    expect((await api(`${redirect.pathname}${redirect.search}`, {}, null)).status).toBe(200);
+    const back = await runTurn(agent.id, { input: '[[tool everything__echo {"message":"back"}]]' }, token);
+    expect(back.output).toBe("everything__echo returned: Echo: back");
+
     const seen = JSON.stringify([
       run,
       revoked,
+      back,
       await transcriptOf(run.session_id, token),
       await (await api("/v1/credentials", {}, token)).json(),
     ]);

@@ -1,6 +1,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { CLIENT_ID, nowIso } from "../core/ids";
-import { beginOAuth } from "../mcp/oauth";
+import { beginOAuth, reauthorize } from "../mcp/oauth";
+import { oauthStateSchema } from "../mcp/oauth-state";
 import { McpServerError } from "../mcp/errors";
 import { OAUTH_CALLBACK_PATH } from "./oauth-callback";
 import {
@@ -13,9 +14,16 @@ import {
   forgetCredential,
 } from "../credentials";
 import type { CredentialInfo } from "../credentials";
-import { credentialsKey, encryptSecret } from "../credentials/crypto";
+import { credentialsKey, decryptSecret, encryptSecret } from "../credentials/crypto";
 import { extraHeadersSchema } from "../credentials/headers";
-import { agentsUsingCredential, deleteUnusedCredential, findCredentialRow, insertCredential, listCredentials } from "../db/credentials";
+import {
+  agentsUsingCredential,
+  deleteUnusedCredential,
+  findCredentialRow,
+  insertCredential,
+  listCredentials,
+  updateCredentialSecret,
+} from "../db/credentials";
 import { checkOutboundUrl } from "../core/url-guard";
 import { ApiError, invalidFields, notFound } from "./errors";
 import { idempotentCreate, idempotencyKeyHeaders } from "./idempotency";
@@ -164,6 +172,24 @@ const deleteCredentialRoute = createRoute({
   },
 });
 
+const authorizeCredentialRoute = createRoute({
+  operationId: "authorizeCredential",
+  ...common,
+  method: "post",
+  path: "/credentials/{id}/authorize",
+  summary: "Authorize an mcp_oauth credential again (after a revoked or expired grant): a new authorization_url",
+  request: { params: credentialIdParams },
+  responses: {
+    200: {
+      description: "Where the user authorizes Agentry again",
+      content: json(z.object({ id: z.string(), authorization_url: z.string() })),
+    },
+    ...bodyErrors,
+    400: { ...errorResponses[400], description: "The credential is not an mcp_oauth credential" },
+    404: errorResponses[404],
+  },
+});
+
 /** The CREDENTIALS_KEY to encrypt with; without a valid one nothing can be stored (500 internal). */
 async function keyOrFail(secret: string | undefined): Promise<CryptoKey> {
   try {
@@ -242,6 +268,21 @@ export const credentialRoutes = newRouter()
       return { body: { ...credentialInfoOf(row), ...(oauth ? { authorization_url: oauth.authorization_url } : {}) } };
     });
     return c.json(created, 201);
+  })
+  .openapi(authorizeCredentialRoute, async (c) => {
+    const { id } = c.req.valid("param");
+    const tenant = c.get("tenant");
+    const row = await findCredentialRow(c.env.DB, tenant, id);
+    if (!row) throw notFound("credential", id);
+    if (row.provider !== MCP_OAUTH_CREDENTIAL)
+      throw invalidFields([{ path: "id", message: `credential ${id} is not an mcp_oauth credential` }]);
+    const key = await keyOrFail(c.env.CREDENTIALS_KEY);
+    const secret = await decryptSecret(key, tenant, id, row.ciphertext);
+    const state = oauthStateSchema.parse(secret.oauth);
+    const again = await reauthorize(state, tenant, id);
+    await updateCredentialSecret(c.env.DB, tenant, id, await encryptSecret(key, tenant, id, { ...secret, oauth: again.state }));
+    forgetCredential(tenant, id);
+    return c.json({ id, authorization_url: again.authorization_url }, 200);
   })
   .openapi(listCredentialsRoute, async (c) => {
     const { limit, cursor } = c.req.valid("query");

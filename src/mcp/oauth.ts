@@ -152,6 +152,27 @@ async function challengeOf(serverUrl: string, fetchFn: typeof fetch): Promise<{ 
   return { ...(resourceMetadataUrl ? { resourceMetadataUrl } : {}), ...(scope ? { scope } : {}) };
 }
 
+/**
+ * A new authorization of a credential Agentry already knows the server and client of (after a
+ * revoked grant): a new PKCE verifier and state nonce; the tokens stay until the callback replaces them.
+ */
+export async function reauthorize(
+  state: OAuthState,
+  tenant: string,
+  id: string,
+): Promise<{ state: OAuthState; authorization_url: string }> {
+  const nonce = encodeBase64Url(crypto.getRandomValues(new Uint8Array(24)));
+  const { authorizationUrl, codeVerifier } = await startAuthorization(state.authorization_server, {
+    ...(state.metadata ? { metadata: state.metadata as AuthorizationServerMetadata } : {}),
+    clientInformation: state.client,
+    redirectUrl: state.redirect_uri,
+    state: encodeState(tenant, id, nonce),
+    ...(state.scope !== null ? { scope: state.scope } : {}),
+    ...(state.resource !== null ? { resource: state.resource } : {}),
+  });
+  return { state: { ...state, pending: { nonce, code_verifier: codeVerifier } }, authorization_url: authorizationUrl.toString() };
+}
+
 const tokensOf = (tokens: OAuthTokens, previous: OAuthState["tokens"]): NonNullable<OAuthState["tokens"]> => {
   const refresh = tokens.refresh_token ?? previous?.refresh_token;
   return {
