@@ -114,6 +114,11 @@ export class AgentryClient {
     }) as Promise<Credential & { authorization_url: string }>;
   }
 
+  /** A new `authorization_url` for an mcp_oauth credential whose grant was revoked or expired. */
+  authorizeMcpCredential(id: string): Promise<{ id: string; authorization_url: string }> {
+    return this.json("POST", `/v1/credentials/${enc(id)}/authorize`);
+  }
+
   /** Deletes a credential no live agent names (409 `credential_in_use` otherwise). */
   async deleteCredential(id: string): Promise<void> {
     await this.send("DELETE", `/v1/credentials/${enc(id)}`, undefined, {}, false);

@@ -369,6 +369,9 @@ describe("MCP OAuth", () => {
     expect(missing.status).toBe(400);
     expect((await missing.json<ErrorBody>()).error.details.fields?.map((f) => f.path)).toEqual(["server_url"]);
     expect((await api("/oauth/callback?code=x&state=bm9wZQ", {}, null)).status).toBe(400);
+    await api("/v1/credentials", { body: { id: "plain", type: "mcp", token: "t" } }, token);
+    const notOAuth = await api("/v1/credentials/plain/authorize", { method: "POST" }, token);
+    expect(notOAuth.status).toBe(400);
     const { url } = mcpServer("oauth");
     await authorizedCredential(token, url, "bound");
     const elsewhere = await api(
