@@ -35,6 +35,7 @@ export default defineConfig({
           TOOL_SERVER_URL: inject<string>("toolServerUrl"),
           GATEWAY_URL: inject<string>("gatewayUrl"),
           FOREIGN_UPSTREAM_URL: inject<string>("foreignUpstreamUrl"),
+          MCP_SERVER_URL: inject<string>("mcpServerUrl"),
         },
         ratelimits: {
           // Test files share the admin token's counter: keep them far from any limit.

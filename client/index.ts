@@ -12,6 +12,12 @@ export type Agent = Schemas["Agent"];
 export type AgentCreate = Schemas["AgentCreate"];
 export type Run = Schemas["Run"];
 export type Checkpoint = Schemas["Checkpoint"];
+/** A stored credential (never its key, token or header values). */
+export type Credential = Schemas["Credential"];
+/** The body of `POST /v1/credentials`: a provider key, or (`type: "mcp"`) a token and/or headers for MCP servers. */
+export type CredentialCreate = Schemas["CredentialCreate"];
+/** An agent's MCP server tool (docs/mcp.md). */
+export type McpTool = Extract<NonNullable<AgentCreate["tools"]>[number], { type: "mcp" }>;
 export type ToolResult = Schemas["ContinueRun"]["tool_results"] extends (infer R)[] | undefined ? R : never;
 /** The body of `POST …/runs`, without `stream` and `background` (each helper sets them). */
 export type RunRequest = Omit<Schemas["CreateRun"], "stream" | "background">;
@@ -89,6 +95,47 @@ export class AgentryClient {
 
   getAgent(agentId: string): Promise<Agent> {
     return this.json("GET", `/v1/agents/${enc(agentId)}`);
+  }
+
+  // ── credentials ───────────────────────────────────────────────────────
+
+  /** Stores a credential: a provider key, or an MCP server's bearer token / headers (`type: "mcp"`). */
+  createCredential(body: CredentialCreate, options: Pick<CallOptions, "idempotencyKey"> = {}): Promise<Credential> {
+    return this.json("POST", "/v1/credentials", body, options);
+  }
+
+  /** Stores an MCP credential: `token` is sent as `Authorization: Bearer <token>` to the servers of the agents that name it. */
+  createMcpCredential(id: string, auth: { token?: string; headers?: Record<string, string> }): Promise<Credential> {
+    return this.createCredential({ id, type: "mcp", ...auth });
+  }
+
+  /**
+   * Starts an MCP server's OAuth 2.1 authorization: the answer's `authorization_url` is where the
+   * user approves; Agentry's `/oauth/callback` then stores the tokens (docs/mcp.md, OAuth).
+   */
+  createMcpOAuthCredential(
+    id: string,
+    serverUrl: string,
+    options: { clientId?: string; clientSecret?: string; scope?: string } = {},
+  ): Promise<Credential & { authorization_url: string }> {
+    return this.createCredential({
+      id,
+      type: "mcp_oauth",
+      server_url: serverUrl,
+      ...(options.clientId ? { client_id: options.clientId } : {}),
+      ...(options.clientSecret ? { client_secret: options.clientSecret } : {}),
+      ...(options.scope ? { scope: options.scope } : {}),
+    }) as Promise<Credential & { authorization_url: string }>;
+  }
+
+  /** A new `authorization_url` for an mcp_oauth credential whose grant was revoked or expired. */
+  authorizeMcpCredential(id: string): Promise<{ id: string; authorization_url: string }> {
+    return this.json("POST", `/v1/credentials/${enc(id)}/authorize`);
+  }
+
+  /** Deletes a credential no live agent names (409 `credential_in_use` otherwise). */
+  async deleteCredential(id: string): Promise<void> {
+    await this.send("DELETE", `/v1/credentials/${enc(id)}`, undefined, {}, false);
   }
 
   // ── runs ──────────────────────────────────────────────────────────────

@@ -123,8 +123,25 @@ export interface paths {
         /** List the tenant's credentials, newest first */
         get: operations["listCredentials"];
         put?: never;
-        /** Store a provider credential (its key and header values are encrypted, never returned) */
+        /** Store a provider or MCP credential (its key, token and header values are encrypted, never returned) */
         post: operations["createCredential"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/credentials/{id}/authorize": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Authorize an mcp_oauth credential again (after a revoked or expired grant): a new authorization_url */
+        post: operations["authorizeCredential"];
         delete?: never;
         options?: never;
         head?: never;
@@ -554,6 +571,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/oauth/callback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The OAuth redirect of an mcp_oauth credential: exchanges the code (PKCE) and stores the tokens encrypted */
+        get: operations["mcpOAuthCallback"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -690,6 +724,17 @@ export interface components {
                 type: "builtin";
                 /** @enum {string} */
                 name: "current_time" | "http_get";
+                /** @default false */
+                requires_approval?: boolean;
+            } | {
+                /** @enum {string} */
+                type: "mcp";
+                server_label: string;
+                server_url: string;
+                /** @default null */
+                credential?: string | null;
+                /** @default null */
+                allowed_tools?: string[] | null;
                 /** @default false */
                 requires_approval?: boolean;
             })[];
@@ -928,6 +973,17 @@ export interface components {
                 name: "current_time" | "http_get";
                 /** @default false */
                 requires_approval?: boolean;
+            } | {
+                /** @enum {string} */
+                type: "mcp";
+                server_label: string;
+                server_url: string;
+                /** @default null */
+                credential?: string | null;
+                /** @default null */
+                allowed_tools?: string[] | null;
+                /** @default false */
+                requires_approval?: boolean;
             })[];
             /** @description A JSON Schema (an object) every run's answer must fit: `Run.output` is the parsed object. Optional; default null. */
             output_schema?: ({
@@ -1099,6 +1155,17 @@ export interface components {
                 name: "current_time" | "http_get";
                 /** @default false */
                 requires_approval?: boolean;
+            } | {
+                /** @enum {string} */
+                type: "mcp";
+                server_label: string;
+                server_url: string;
+                /** @default null */
+                credential?: string | null;
+                /** @default null */
+                allowed_tools?: string[] | null;
+                /** @default false */
+                requires_approval?: boolean;
             })[];
             /** @description A JSON Schema (an object) every run's answer must fit: `Run.output` is the parsed object */
             output_schema?: ({
@@ -1195,8 +1262,15 @@ export interface components {
         };
         Credential: {
             id: string;
+            /** @description Type mcp_oauth, on creation only: where the user authorizes Agentry; the server redirects to Agentry's /oauth/callback */
+            authorization_url?: string;
             /** @enum {string} */
-            provider: "anthropic" | "openai" | "openai-chat";
+            type: "provider" | "mcp" | "mcp_oauth";
+            /**
+             * @description Null for an mcp credential
+             * @enum {string|null}
+             */
+            provider: "anthropic" | "openai" | "openai-chat" | null;
             base_url: string | null;
             header_names: string[];
             created_at: string;
@@ -1204,16 +1278,34 @@ export interface components {
         CredentialCreate: {
             /** @example my-openai */
             id: string;
-            /** @enum {string} */
-            provider: "anthropic" | "openai" | "openai-chat";
-            /** @description Encrypted at rest; never returned */
-            api_key: string;
             /**
-             * @description Optional; default null.
+             * @description `provider` (a model provider's key, the default) or `mcp` (a bearer token and/or headers for MCP servers). Optional; default "provider".
+             * @enum {string}
+             */
+            type?: "provider" | "mcp" | "mcp_oauth";
+            /**
+             * @description Type provider: the provider the key is for (required)
+             * @enum {string}
+             */
+            provider?: "anthropic" | "openai" | "openai-chat";
+            /** @description Type provider: the key (required); encrypted at rest, never returned */
+            api_key?: string;
+            /** @description Type mcp: sent as `Authorization: Bearer <token>` to the MCP server; encrypted at rest, never returned */
+            token?: string;
+            /**
+             * @description Type provider only. Optional; default null.
              * @example https://gateway.ai.cloudflare.com/v1/…/openai
              */
             base_url?: string | null;
-            /** @description Extra headers for provider calls (e.g. cf-aig-authorization); values encrypted, never returned. Optional; default {}. */
+            /** @description Type mcp_oauth: the MCP server's URL (required); agents naming the credential must use the same server_url */
+            server_url?: string;
+            /** @description Type mcp_oauth: a pre-registered client; absent: Agentry registers one (dynamic client registration) */
+            client_id?: string;
+            /** @description Type mcp_oauth: the pre-registered client's secret, if it has one; encrypted, never returned */
+            client_secret?: string;
+            /** @description Type mcp_oauth: the scope to ask for */
+            scope?: string;
+            /** @description Extra headers for provider calls (e.g. cf-aig-authorization) or MCP requests; values encrypted, never returned. Optional; default {}. */
             headers?: {
                 [key: string]: string;
             };
@@ -3161,6 +3253,87 @@ export interface operations {
                 };
             };
             /** @description The operator has not set a valid CREDENTIALS_KEY; nothing was stored */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    authorizeCredential: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Where the user authorizes Agentry again */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        authorization_url: string;
+                    };
+                };
+            };
+            /** @description The credential is not an mcp_oauth credential */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or wrong token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unknown, deleted or another tenant's */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request body is over 25 MB (type payload_too_large) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the token's request rate (rate_limited); or, where a model call would be made, a spent budget (budget_exceeded, details.budget_id and resets_at) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before the next request (a spent budget: until its period resets; none for a total budget) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An unexpected error (type internal); nothing secret is in the body */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -5573,6 +5746,40 @@ export interface operations {
                         ok: true;
                         version: string;
                     };
+                };
+            };
+        };
+    };
+    mcpOAuthCallback: {
+        parameters: {
+            query: {
+                code?: string;
+                state: string;
+                error?: string;
+                error_description?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The credential is authorized (a short HTML page) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description Not a pending authorization of Agentry's, or the server refused the code */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };

@@ -69,6 +69,7 @@ describe("POST /v1/credentials", () => {
     const { body, text, info } = await createCredential(token);
     expect(info).toEqual({
       id: body.id,
+      type: "provider",
       provider: "openai",
       base_url: body.base_url,
       header_names: ["cf-aig-authorization"],
@@ -92,7 +93,14 @@ describe("POST /v1/credentials", () => {
     const id = uniqueId();
     const response = await api("/v1/credentials", { body: { id, provider: "anthropic", api_key: uniqueSecret() } }, token);
     expect(response.status).toBe(201);
-    expect(await response.json()).toEqual({ id, provider: "anthropic", base_url: null, header_names: [], created_at: expect.any(String) });
+    expect(await response.json()).toEqual({
+      id,
+      type: "provider",
+      provider: "anthropic",
+      base_url: null,
+      header_names: [],
+      created_at: expect.any(String),
+    });
   });
 
   it("keeps the key and header values encrypted in D1, bound to the tenant and id", async () => {

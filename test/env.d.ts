@@ -13,6 +13,8 @@ declare global {
       GATEWAY_URL: string;
       /** A recording upstream that is no operator endpoint: a tenant's own server, or an attacker's. */
       FOREIGN_UPSTREAM_URL: string;
+      /** The MCP test server (test/node/mcp-server.ts): server-everything, per-test buckets in the path. */
+      MCP_SERVER_URL: string;
       /** A rate limiter with a small limit, for test/rate-limit.test.ts only (vitest.config.ts). */
       TEST_RATE_LIMITER: RateLimit;
     }

@@ -12,6 +12,7 @@ import { MOCK_BASE_URL } from "./definition";
 import { openaiProblems } from "./openai-limits";
 import { schemaProblem } from "./output-validation";
 import type { AgentDefinition } from "./definition";
+import { toolNameOf } from "./tools";
 
 /** The largest definition stored (D1 rows hold at most 2 MB). */
 export const MAX_DEFINITION_BYTES = 1_000_000;
@@ -45,6 +46,11 @@ export function definitionProblems(definition: AgentDefinition, env: CheckEnv): 
   }
   definition.tools.forEach((tool, index) => {
     if (tool.type === "builtin") return;
+    if (tool.type === "mcp") {
+      const refused = checkOutboundUrl(tool.server_url, env.ENVIRONMENT);
+      if (refused) problems.push({ path: `tools.${index}.server_url`, message: refused });
+      return;
+    }
     const description = toolDescriptionProblem(definition.provider, tool.description);
     if (description) problems.push({ path: `tools.${index}.description`, message: description });
     const schema = schemaProblem(tool.parameters);
@@ -139,8 +145,11 @@ export function toolDescriptionProblem(provider: AgentDefinition["provider"], de
 export function settingsProblems(definition: AgentDefinition): DefinitionProblem[] {
   const problems: DefinitionProblem[] = [];
   const choice = definition.tool_choice ?? "auto";
-  const tools = definition.tools.map((tool) => tool.name);
-  if (typeof choice === "object" && !tools.includes(choice.name)) {
+  const tools = definition.tools.map(toolNameOf);
+  // An MCP server's tools are known when a run starts: a name in its namespace may name one.
+  const named = (name: string) =>
+    definition.tools.some((tool) => (tool.type === "mcp" ? name.startsWith(toolNameOf(tool)) : tool.name === name));
+  if (typeof choice === "object" && !named(choice.name)) {
     problems.push({ path: "tool_choice.name", message: `names no tool of the agent (its tools: ${tools.join(", ") || "none"})` });
   } else if (choice === "required" && tools.length === 0) {
     problems.push({ path: "tool_choice", message: '"required" needs at least one tool' });

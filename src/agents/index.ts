@@ -9,8 +9,8 @@ export {
   definitionOf,
 } from "./definition";
 export type { Agent, AgentCreate, AgentDefinition, AgentPatch, Compaction, OnBusy, Provider } from "./definition";
-export { BUILTIN_TOOLS, TOOL_NAME, toolSchema, toolsSchema } from "./tools";
-export type { BuiltinTool, BuiltinToolName, ClientTool, Tool, WebhookTool } from "./tools";
+export { BUILTIN_TOOLS, SERVER_LABEL, TOOL_NAME, toolNameOf, toolSchema, toolsSchema } from "./tools";
+export type { BuiltinTool, BuiltinToolName, ClientTool, McpTool, Tool, WebhookTool } from "./tools";
 export { noParameters, objectJsonSchema } from "./json-schema";
 export type { ObjectJsonSchema } from "./json-schema";
 export { MAX_OUTPUT_ERRORS, checkOutput, describeErrors, schemaProblem } from "./output-validation";

@@ -22,6 +22,7 @@ import { budgetRoutes } from "./budgets";
 import { docsRoutes } from "./docs";
 import { requestContext } from "./request-context";
 import { livenessRoutes } from "./liveness";
+import { oauthCallbackRoutes } from "./oauth-callback";
 import { isOpenAiPath, openAiErrorResponse, openAiResponseRoutes } from "./openai-responses";
 
 const MAX_BODY_BYTES = 25 * 1024 * 1024;
@@ -58,6 +59,7 @@ export function createApp() {
   app.route("/v1", openAiResponseRoutes);
   app.route("/", docsRoutes);
   app.route("/", livenessRoutes);
+  app.route("/", oauthCallbackRoutes);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", { type: "http", scheme: "bearer" });
   serveOpenApiDocument(app, {

@@ -26,7 +26,9 @@ export type LogEvent =
   /** A webhook delivery could not be put on its queue (the Cron sweep sends it later). */
   | { event: "webhook_enqueue_failed"; delivery_ids: string[]; message: string }
   /** A session object could not reach its tenant's spend ledger: the call went on, its reports are sent with the next ones. */
-  | { event: "ledger_unreachable"; reports: number; message: string };
+  | { event: "ledger_unreachable"; reports: number; message: string }
+  /** An MCP server's tool was not offered to the model (docs/mcp.md, Limits). */
+  | { event: "mcp_tool_skipped"; server_label: string; tool: string; reason: string };
 
 export type LogLevel = "debug" | "info" | "warn" | "error";
 
@@ -44,6 +46,7 @@ const LEVELS: Record<LogEvent["event"], LogLevel> = {
   run_started: "info",
   run_finished: "info",
   run_resumed: "warn",
+  mcp_tool_skipped: "warn",
   queue_message: "warn",
   sweep: "info",
   outbox_failed: "warn",

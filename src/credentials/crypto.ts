@@ -3,10 +3,13 @@ import { base64Length, decodeBase64, encodeBase64 } from "../core/base64";
 import { CredentialError } from "./errors";
 import { extraHeadersSchema } from "./headers";
 
-/** What is encrypted: the key and the header values, never stored in plain text. */
-export type CredentialSecret = { api_key: string; headers: Record<string, string> };
+/**
+ * What is encrypted: the key and the header values, never stored in plain text; an `mcp_oauth`
+ * credential's OAuth state (client, PKCE verifier, tokens) too, read by src/mcp/oauth-state.ts.
+ */
+export type CredentialSecret = { api_key: string; headers: Record<string, string>; oauth?: Record<string, unknown> };
 
-const secretSchema = z.object({ api_key: z.string(), headers: extraHeadersSchema });
+const secretSchema = z.object({ api_key: z.string(), headers: extraHeadersSchema, oauth: z.record(z.string(), z.unknown()).optional() });
 
 const KEY_BYTES = 32;
 const IV_BYTES = 12;

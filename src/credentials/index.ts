@@ -14,22 +14,38 @@ export type { CredentialSecret } from "./crypto";
 export const CREDENTIAL_PROVIDERS = ["anthropic", "openai", "openai-chat"] as const;
 export type CredentialProvider = (typeof CREDENTIAL_PROVIDERS)[number];
 
-/** A credential as the API shows it: never the key or the header values. */
+/** What a credential is for: a model provider, or MCP servers (docs/mcp.md, Credentials). */
+export const CREDENTIAL_TYPES = ["provider", "mcp", "mcp_oauth"] as const;
+export type CredentialType = (typeof CREDENTIAL_TYPES)[number];
+
+/** The `provider` column of an MCP credential (no provider). */
+export const MCP_CREDENTIAL = "mcp";
+/** The `provider` column of an MCP OAuth credential. */
+export const MCP_OAUTH_CREDENTIAL = "mcp_oauth";
+
+/** A credential as the API shows it: never the key, token or header values. */
 export type CredentialInfo = {
   id: string;
-  provider: CredentialProvider;
+  type: CredentialType;
+  /** Null for an MCP credential. */
+  provider: CredentialProvider | null;
   base_url: string | null;
   header_names: string[];
   created_at: string;
 };
 
-const storedInfo = z.object({ provider: z.enum(CREDENTIAL_PROVIDERS), headerNames: z.array(z.string()) });
+const storedInfo = z.object({
+  provider: z.enum([...CREDENTIAL_PROVIDERS, MCP_CREDENTIAL, MCP_OAUTH_CREDENTIAL]),
+  headerNames: z.array(z.string()),
+});
 
 /** The API's view of a stored row. */
 export function credentialInfoOf(row: CredentialRow): CredentialInfo {
   // Columns written by insertCredential from a validated request; parsed rather than cast.
   const { provider, headerNames } = storedInfo.parse({ provider: row.provider, headerNames: JSON.parse(row.headerNames) });
-  return { id: row.id, provider, base_url: row.baseUrl, header_names: headerNames, created_at: row.createdAt };
+  const base = { id: row.id, base_url: row.baseUrl, header_names: headerNames, created_at: row.createdAt };
+  if (provider === MCP_CREDENTIAL || provider === MCP_OAUTH_CREDENTIAL) return { ...base, type: provider, provider: null };
+  return { ...base, type: "provider", provider };
 }
 
 /** The tenant's credential without its secret, or null. */

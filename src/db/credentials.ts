@@ -14,6 +14,12 @@ export async function insertCredential(d1: D1Database, row: CredentialRow): Prom
   return result.meta.changes > 0;
 }
 
+/** Replaces a credential's encrypted value (an MCP OAuth credential's tokens); false when it is gone. */
+export async function updateCredentialSecret(d1: D1Database, tenant: string, id: string, ciphertext: string): Promise<boolean> {
+  const result = await database(d1).update(credentials).set({ ciphertext }).where(one(tenant, id)).run();
+  return result.meta.changes > 0;
+}
+
 /** The tenant's credential row, if it exists. */
 export async function findCredentialRow(d1: D1Database, tenant: string, id: string): Promise<CredentialRow | undefined> {
   return database(d1).select().from(credentials).where(one(tenant, id)).get();
@@ -33,9 +39,16 @@ export async function listCredentials(d1: D1Database, tenant: string, limit: num
     .all();
 }
 
-/** The tenant's live agents whose definition names the credential `id`. */
+/** The tenant's live agents whose definition names the credential `id`: as theirs, or an MCP tool's (docs/mcp.md). */
 const agentsNaming = (tenant: string, id: string) =>
-  and(eq(agents.tenant, tenant), isNull(agents.deletedAt), sql`json_extract(${agents.definition}, '$.credential') = ${id}`);
+  and(
+    eq(agents.tenant, tenant),
+    isNull(agents.deletedAt),
+    or(
+      sql`json_extract(${agents.definition}, '$.credential') = ${id}`,
+      sql`exists (select 1 from json_each(${agents.definition}, '$.tools') as t where json_extract(t.value, '$.credential') = ${id})`,
+    ),
+  );
 
 /** Ids of the tenant's live agents that name the credential `id`. */
 export async function agentsUsingCredential(d1: D1Database, tenant: string, id: string): Promise<string[]> {

@@ -132,7 +132,7 @@ async function tenantAdapter(
   }
   const { info, secret } = loaded;
   if (info.provider !== name) {
-    return failing(name, new ProviderError("auth_error", `Credential ${id} is for ${info.provider}, not ${name}`, false));
+    return failing(name, new ProviderError("auth_error", `Credential ${id} is for ${info.provider ?? "MCP servers"}, not ${name}`, false));
   }
   const baseURL = agentBase || info.base_url || operatorBaseUrl(name, env);
   let headers = lowerCased(secret.headers);

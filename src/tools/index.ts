@@ -4,21 +4,31 @@ import type { ToolSpec } from "../providers/types";
 import { jsonDepthExcess, MAX_JSON_DEPTH } from "../core/json-depth";
 import { TOO_DEEP_ARGUMENTS } from "../providers/tool-calls";
 import { builtinSpecs, runBuiltin } from "./builtin";
-import { toolError, type ToolOutcome } from "./outcome";
+import { toolError } from "./outcome";
 import { callWebhook } from "./webhook";
+import { callMcpTool, type McpCallContext, type McpOutcome, type McpToolEntry } from "../mcp";
 
 export type { ToolOutcome } from "./outcome";
 
-/** The tools of an agent as the model sees them. */
-export function toolSpecs(agent: Agent): ToolSpec[] {
-  return agent.tools.map((tool) =>
-    tool.type === "builtin"
-      ? { name: tool.name, ...builtinSpecs[tool.name] }
-      : { name: tool.name, description: tool.description, parameters: tool.parameters, ...(tool.strict ? { strict: true } : {}) },
-  );
+/** The tools of a run as the model sees them: the agent's, then its MCP servers' (listed when the run started). */
+export function toolSpecs(agent: Agent, mcpTools: McpToolEntry[] = []): ToolSpec[] {
+  const own = agent.tools.flatMap((tool): ToolSpec[] => {
+    if (tool.type === "mcp") return [];
+    if (tool.type === "builtin") return [{ name: tool.name, ...builtinSpecs[tool.name] }];
+    return [{ name: tool.name, description: tool.description, parameters: tool.parameters, ...(tool.strict ? { strict: true } : {}) }];
+  });
+  return [...own, ...mcpTools.map(({ name, description, parameters }) => ({ name, parameters, ...(description ? { description } : {}) }))];
 }
 
-export const findTool = (agent: Agent, name: string): Tool | undefined => agent.tools.find((t) => t.name === name);
+/** The MCP tool a call names, from the run's list. */
+export const findMcpEntry = (mcpTools: McpToolEntry[], name: string): McpToolEntry | undefined => mcpTools.find((t) => t.name === name);
+
+/** The agent's tool a call names; for an MCP server's tool, that server's entry of the agent's `tools`. */
+export function findTool(agent: Agent, name: string, mcpTools: McpToolEntry[] = []): Tool | undefined {
+  const entry = findMcpEntry(mcpTools, name);
+  if (entry) return agent.tools.find((t) => t.type === "mcp" && t.server_label === entry.server_label);
+  return agent.tools.find((t) => t.type !== "mcp" && t.name === name);
+}
 
 export type ToolContext = {
   agent: Agent;
@@ -28,6 +38,8 @@ export type ToolContext = {
   environment: string | undefined;
   /** The run's abort signal: a cancel aborts the call in flight. */
   signal: AbortSignal;
+  /** The run's MCP tools and connections, when its agent has MCP servers. */
+  mcp?: { tools: McpToolEntry[]; call: Omit<McpCallContext, "signal"> };
 };
 
 /**
@@ -50,15 +62,15 @@ function argumentsProblem(call: ToolCallBlock): string {
  */
 export function strictArgumentsProblem(agent: Agent, call: ToolCallBlock): string | null {
   const tool = findTool(agent, call.name);
-  if (!tool || tool.type === "builtin" || !tool.strict || !hasObjectArguments(call)) return null;
+  if (!tool || tool.type === "builtin" || tool.type === "mcp" || !tool.strict || !hasObjectArguments(call)) return null;
   const check = checkOutput(JSON.stringify(call.arguments), tool.parameters);
   if (check.ok) return null;
   return `The arguments of ${call.name} do not match its parameters, so it was not run:\n${describeErrors(check.errors)}`;
 }
 
-/** Executes a server-side tool call (webhook or builtin). Client tools pause the run instead. */
-export async function executeTool(call: ToolCallBlock, context: ToolContext): Promise<ToolOutcome> {
-  const tool = findTool(context.agent, call.name);
+/** Executes a server-side tool call (webhook, builtin or MCP). Client tools pause the run instead. */
+export async function executeTool(call: ToolCallBlock, context: ToolContext): Promise<McpOutcome> {
+  const tool = findTool(context.agent, call.name, context.mcp?.tools);
   if (!tool) return toolError(`Unknown tool: ${call.name}`);
   if (!hasObjectArguments(call)) return toolError(argumentsProblem(call));
   const mismatch = strictArgumentsProblem(context.agent, call);
@@ -87,5 +99,10 @@ export async function executeTool(call: ToolCallBlock, context: ToolContext): Pr
       });
     case "client":
       return toolError(`Tool ${call.name} is answered by the client`);
+    case "mcp": {
+      const entry = context.mcp && findMcpEntry(context.mcp.tools, call.name);
+      if (!context.mcp || !entry) return toolError(`Unknown tool: ${call.name}`);
+      return callMcpTool(entry, call.arguments as Record<string, unknown>, { ...context.mcp.call, signal: context.signal });
+    }
   }
 }

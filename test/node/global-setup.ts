@@ -3,6 +3,7 @@ import type { AddressInfo } from "node:net";
 import type { TestProject } from "vitest/node";
 import { startRecordingUpstream } from "./recording-upstream";
 import { startToolServer } from "./tool-server";
+import { startMcpServer } from "./mcp-server";
 
 /** Serves a web-standard fetch handler on 127.0.0.1 over Node's http module. */
 export async function serveFetch(handler: (request: Request) => Promise<Response>): Promise<Server> {
@@ -47,7 +48,9 @@ export default async function setup(project: TestProject) {
   project.provide("toolServerUrl", urlOf(toolServer));
   project.provide("gatewayUrl", urlOf(gateway));
   project.provide("foreignUpstreamUrl", urlOf(foreign));
-  const servers = [mockModel, toolServer, gateway, foreign];
+  const mcpServer = await startMcpServer(urlOf(toolServer));
+  project.provide("mcpServerUrl", urlOf(mcpServer));
+  const servers = [mockModel, toolServer, gateway, foreign, mcpServer];
   return async () => {
     for (const server of servers) server.closeAllConnections();
     await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));

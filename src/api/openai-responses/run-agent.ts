@@ -1,4 +1,4 @@
-import { noParameters, schemaProblem, toolDescriptionProblem, type Agent, type RunSettings } from "../../agents";
+import { noParameters, schemaProblem, toolNameOf, toolDescriptionProblem, type Agent, type RunSettings } from "../../agents";
 import type { Compaction } from "../../agents";
 import { invalidFields } from "../errors";
 import type { ReadInput } from "./conversation";
@@ -21,14 +21,15 @@ export function runAgent(agent: Agent, body: Pick<CreateResponseBody, "tools" | 
     throw invalidFields([
       {
         path: "model",
-        message: `the agent's tool "${gated.name}" requires approval, which /v1/responses cannot answer: use POST /v1/agents/{agent_id}/runs`,
+        message: `the agent's ${gated.type === "mcp" ? `MCP server "${gated.server_label}"` : `tool "${gated.name}"`} requires approval, which /v1/responses cannot answer: use POST /v1/agents/{agent_id}/runs`,
       },
     ]);
   }
   const tools: FunctionTool[] = body.tools ?? [];
-  const taken = new Set(agent.tools.map((tool) => tool.name));
+  const taken = new Set(agent.tools.map(toolNameOf));
+  const servers = agent.tools.flatMap((tool) => (tool.type === "mcp" ? [toolNameOf(tool)] : []));
   tools.forEach((tool, index) => {
-    if (taken.has(tool.name))
+    if (taken.has(tool.name) || servers.some((prefix) => tool.name.startsWith(prefix)))
       throw invalidFields([{ path: `tools.${index}.name`, message: `the agent already has a tool named "${tool.name}"` }]);
     taken.add(tool.name);
     const invalid = tool.parameters ? schemaProblem(tool.parameters) : null;

@@ -8,7 +8,9 @@ import { classifyError, isAbortError } from "../../providers/errors";
 import { ProviderError, type CallSettings, type ModelResponse } from "../../providers/types";
 import { settingsOf } from "../../agents/model-settings";
 import { executeTool, findTool, hasObjectArguments, strictArgumentsProblem, toolSpecs } from "../../tools";
-import { fitStepOutputs } from "../../tools/outcome";
+import { fitStepOutputs, toolError } from "../../tools/outcome";
+import type { McpConnections, McpOutcome } from "../../mcp";
+import { mcpConnectionsOf, runMcpTools } from "./mcp-tools";
 import { textOf, toolCallsOf } from "../transcript/message-parts";
 import { retryDecision } from "./retry-policy";
 import { stoppedAnswer } from "../../run-model/stop-reasons";
@@ -55,6 +57,16 @@ export interface LoopHost extends TranscriptHost {
  * transcript alone, so the same function resumes a run after an eviction or a crash.
  */
 export async function driveRun(host: LoopHost, runId: string, signal: AbortSignal): Promise<void> {
+  const started = host.store.getRun(runId);
+  const mcp = started ? mcpConnectionsOf(host, started, signal) : null;
+  try {
+    await driveSteps(host, runId, signal, mcp);
+  } finally {
+    await mcp?.close();
+  }
+}
+
+async function driveSteps(host: LoopHost, runId: string, signal: AbortSignal, mcp: McpConnections | null): Promise<void> {
   for (;;) {
     const run = host.store.getRun(runId);
     if (run?.status !== "running" || signal.aborted) return;
@@ -73,19 +85,25 @@ export async function driveRun(host: LoopHost, runId: string, signal: AbortSigna
         await host.finish(run, outcome.status, outcome.patch);
         return;
       }
-      await toolStep(host, run, calls, signal);
+      await toolStep(host, run, calls, signal, mcp);
     } else if (run.metrics.model_calls >= run.agent.max_steps) {
       await host.finish(run, "error", {
         error: { type: "max_steps_exceeded", message: `The run made ${run.agent.max_steps} model calls (max_steps)`, retryable: false },
       });
       return;
     } else {
-      await modelStep(host, run, history, signal);
+      await modelStep(host, run, history, signal, mcp);
     }
   }
 }
 
-async function modelStep(host: LoopHost, run: RunRecord, branch: StoredMessage[], signal: AbortSignal): Promise<void> {
+async function modelStep(
+  host: LoopHost,
+  run: RunRecord,
+  branch: StoredMessage[],
+  signal: AbortSignal,
+  mcp: McpConnections | null,
+): Promise<void> {
   const { agent } = run;
   const step = run.metrics.model_calls + 1;
   const attempt = run.call_attempt ?? 1;
@@ -102,6 +120,12 @@ async function modelStep(host: LoopHost, run: RunRecord, branch: StoredMessage[]
     return;
   }
   if (signal.aborted || host.store.runStatus(run.id) !== "running") return;
+  const mcpTools = await runMcpTools(host, run, mcp, signal);
+  if (signal.aborted || host.store.runStatus(run.id) !== "running") return;
+  if (!Array.isArray(mcpTools)) {
+    await host.finish(run, "error", { error: mcpTools });
+    return;
+  }
   host.emit(run, "model_request_started", { step, attempt, provider, model: agent.model });
   const started = Date.now();
   let response: ModelResponse;
@@ -117,7 +141,7 @@ async function modelStep(host: LoopHost, run: RunRecord, branch: StoredMessage[]
         instructions: agent.instructions.trim() === "" ? undefined : agent.instructions,
         messages,
         media,
-        tools: toolSpecs(agent),
+        tools: toolSpecs(agent, mcpTools),
         max_output_tokens: agent.max_output_tokens,
         settings: callSettings(run),
         attempt,
@@ -206,8 +230,20 @@ function addUsage(run: RunRecord, usage: Usage): void {
   m.total_tokens = m.input_tokens + m.output_tokens;
 }
 
-async function toolStep(host: LoopHost, run: RunRecord, calls: ReturnType<typeof toolCallsOf>, signal: AbortSignal) {
+async function toolStep(
+  host: LoopHost,
+  run: RunRecord,
+  calls: ReturnType<typeof toolCallsOf>,
+  signal: AbortSignal,
+  mcp: McpConnections | null,
+) {
   const { agent } = run;
+  const mcpTools = await runMcpTools(host, run, mcp, signal);
+  if (!Array.isArray(mcpTools)) {
+    await host.finish(run, "error", { error: mcpTools });
+    return;
+  }
+  const findCalled = (name: string) => findTool(agent, name, mcpTools);
   const unanswered = overBudget(
     host,
     run,
@@ -216,10 +252,10 @@ async function toolStep(host: LoopHost, run: RunRecord, calls: ReturnType<typeof
   // A client call whose arguments could not be read, or miss a strict tool's parameters, is
   // answered here with a tool error, not paused for.
   const isForClient = (c: ToolCallBlock) =>
-    findTool(agent, c.name)?.type === "client" && hasObjectArguments(c) && strictArgumentsProblem(agent, c) === null;
+    findCalled(c.name)?.type === "client" && hasObjectArguments(c) && strictArgumentsProblem(agent, c) === null;
   // A call of a tool that requires approval runs only once a person approved it (run-lifecycle.ts records the decisions).
   const waitsForApproval = (c: ToolCallBlock) => {
-    const tool = findTool(agent, c.name);
+    const tool = findCalled(c.name);
     return (
       tool !== undefined && tool.type !== "client" && tool.requires_approval === true && !(run.approved ?? []).includes(c.tool_call_id)
     );
@@ -229,25 +265,47 @@ async function toolStep(host: LoopHost, run: RunRecord, calls: ReturnType<typeof
   const forServer = unanswered.filter((c) => !isForClient(c) && !waitsForApproval(c));
 
   const queue = [...forServer];
+  let fatal: string | null = null;
   const worker = async () => {
     for (let call = queue.shift(); call; call = queue.shift()) {
       // No further tool is started once the run is cancelled.
       if (signal.aborted || host.store.runStatus(run.id) !== "running") return;
       host.emit(run, "tool_call_started", { tool_call_id: call.tool_call_id, name: call.name, arguments: call.arguments });
       const started = Date.now();
-      const outcome = await executeTool(call, {
-        agent,
-        run_id: run.id,
-        session_id: host.sessionId,
-        webhookSecret: host.env.WEBHOOK_SECRET,
-        environment: host.env.ENVIRONMENT,
-        signal,
-      });
+      const outcome = await runOnce(host, run, call, findCalled(call.name)?.type === "mcp", () =>
+        executeTool(call, {
+          agent,
+          run_id: run.id,
+          session_id: host.sessionId,
+          webhookSecret: host.env.WEBHOOK_SECRET,
+          environment: host.env.ENVIRONMENT,
+          signal,
+          ...(mcp
+            ? {
+                mcp: {
+                  tools: mcpTools,
+                  call: {
+                    connections: mcp,
+                    bucket: host.env.MEDIA,
+                    scope: { tenant: host.tenant(), session_id: host.sessionId },
+                    run_id: run.id,
+                  },
+                },
+              }
+            : {}),
+        }),
+      );
+      if (outcome.fatal) fatal ??= outcome.fatal;
       // A run cancelled while the call ran has ended: its late result is neither recorded nor emitted.
       if (signal.aborted || host.store.runStatus(run.id) !== "running") return;
       // The result and the run's count in one transaction; D1 gets them with the step's tool message.
       host.commit(() => {
-        host.store.recordToolResult({ tool_call_id: call.tool_call_id, run_id: run.id, ...outcome });
+        host.store.recordToolResult({
+          tool_call_id: call.tool_call_id,
+          run_id: run.id,
+          output: outcome.output,
+          is_error: outcome.is_error,
+        });
         const current = host.store.getRun(run.id);
         if (current) {
           current.metrics.tool_calls += 1;
@@ -270,6 +328,11 @@ async function toolStep(host: LoopHost, run: RunRecord, calls: ReturnType<typeof
 
   const current = host.store.getRun(run.id);
   if (current?.status !== "running" || signal.aborted) return;
+  if (fatal !== null) {
+    // A server refused the credential: the run ends (its results so far are recorded); docs/mcp.md.
+    await host.finish(current, "error", { error: { type: "tool_error", message: fatal, retryable: false } });
+    return;
+  }
   if (forClient.length > 0 || forApproval.length > 0) {
     const action = (type: "tool_result" | "approval") => (c: ToolCallBlock) => ({
       type,
@@ -297,6 +360,32 @@ async function toolStep(host: LoopHost, run: RunRecord, calls: ReturnType<typeof
     host.addCheckpoint(current, { after: "tool_result", tool_call_id: lastCall?.tool_call_id ?? null, tool_name: lastCall?.name ?? null });
     return [message, ...host.saveRun(current)];
   });
+}
+
+/**
+ * Runs an MCP call at most once (docs/mcp.md, Once only): the call is marked sent, durably, before
+ * its request leaves; a call found marked with no result was sent by a drive that died before it
+ * recorded the outcome, and MCP has no idempotency key to send it again safely, so it becomes a
+ * tool error the model reads. Other tools run as they are (a webhook is re-sent with its key).
+ */
+async function runOnce(
+  host: LoopHost,
+  run: RunRecord,
+  call: ToolCallBlock,
+  once: boolean,
+  execute: () => Promise<McpOutcome>,
+): Promise<McpOutcome> {
+  if (!once) return execute();
+  if (host.store.wasSent(run.id, call.tool_call_id)) {
+    return toolError(
+      `Outcome unknown: ${call.name} was sent to its MCP server, and the run stopped before the answer was recorded; it was not sent again (it may or may not have taken effect)`,
+    );
+  }
+  host.commit(() => {
+    host.store.markSent(run.id, call.tool_call_id);
+    return [];
+  });
+  return execute();
 }
 
 /**

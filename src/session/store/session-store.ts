@@ -51,6 +51,16 @@ CREATE TABLE IF NOT EXISTS tool_ledger (run_id TEXT NOT NULL, tool_call_id TEXT 
 `;
 
 /**
+ * MCP (docs/mcp.md): the tools each run listed when it started (a resumed or retried run offers the
+ * same list), and the calls sent to a server (`tool_sends`, written before the request leaves): a
+ * sent call with no result in the ledger after a crash has an unknown outcome and is not sent again.
+ */
+const MCP_SCHEMA = `
+CREATE TABLE IF NOT EXISTS run_mcp_tools (run_id TEXT PRIMARY KEY, tools TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS tool_sends (run_id TEXT NOT NULL, tool_call_id TEXT NOT NULL, PRIMARY KEY (run_id, tool_call_id));
+`;
+
+/**
  * A run's write-once values (agent snapshot, input, output schema), written once when the run
  * is first stored, so that a step's commit re-serialises only the small changing body.
  * Runs stored before this table keep them inside their body (read as they are).
@@ -58,7 +68,7 @@ CREATE TABLE IF NOT EXISTS tool_ledger (run_id TEXT NOT NULL, tool_call_id TEXT 
 const RUN_INPUTS_SCHEMA = `CREATE TABLE IF NOT EXISTS run_inputs (id TEXT PRIMARY KEY, body TEXT NOT NULL);`;
 
 /** The tables objects created before them lack; `ensure()` creates them on first use. */
-const ADDED_SCHEMA = `${RUN_INPUTS_SCHEMA}${LEDGER_SCHEMA}${MIRROR_SCHEMA}${EVENTS_SCHEMA}DROP INDEX IF EXISTS events_by_run;`;
+const ADDED_SCHEMA = `${RUN_INPUTS_SCHEMA}${LEDGER_SCHEMA}${MIRROR_SCHEMA}${EVENTS_SCHEMA}${MCP_SCHEMA}DROP INDEX IF EXISTS events_by_run;`;
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -68,7 +78,7 @@ CREATE TABLE IF NOT EXISTS messages (idx INTEGER PRIMARY KEY, run_id TEXT NOT NU
 ${LEDGER_SCHEMA}CREATE TABLE IF NOT EXISTS outbox (id INTEGER PRIMARY KEY AUTOINCREMENT, statements TEXT NOT NULL);
 ${MIRROR_SCHEMA}
 CREATE TABLE IF NOT EXISTS timers (name TEXT PRIMARY KEY, due_at INTEGER NOT NULL);
-${EVENTS_SCHEMA}
+${EVENTS_SCHEMA}${MCP_SCHEMA}
 `;
 
 type MetaKey =
@@ -348,6 +358,31 @@ export class SessionStore {
       entry.output,
       entry.is_error ? 1 : 0,
     );
+  }
+
+  /** The MCP tools the run listed when it started (JSON as `putMcpTools` stored it), or null before. */
+  getMcpTools(runId: string): string | null {
+    this.ensure();
+    const row = this.sql.exec<{ tools: string }>("SELECT tools FROM run_mcp_tools WHERE run_id = ?", runId).toArray()[0];
+    return row ? row.tools : null;
+  }
+
+  /** Keeps the run's MCP tool list (once: a second list of the same run is ignored). */
+  putMcpTools(runId: string, tools: string): void {
+    this.ensure();
+    this.sql.exec("INSERT OR IGNORE INTO run_mcp_tools (run_id, tools) VALUES (?, ?)", runId, tools);
+  }
+
+  /** Marks a call as sent to its server (before the request leaves). */
+  markSent(runId: string, toolCallId: string): void {
+    this.ensure();
+    this.sql.exec("INSERT OR IGNORE INTO tool_sends (run_id, tool_call_id) VALUES (?, ?)", runId, toolCallId);
+  }
+
+  /** Whether the call was sent to its server by an earlier drive of the run. */
+  wasSent(runId: string, toolCallId: string): boolean {
+    this.ensure();
+    return this.sql.exec("SELECT 1 FROM tool_sends WHERE run_id = ? AND tool_call_id = ?", runId, toolCallId).toArray().length > 0;
   }
 
   /**

@@ -4,6 +4,7 @@ import { classifyError, ModelCallAbortedError } from "../../providers/errors";
 import { ProviderError } from "../../providers/types";
 import { roundUsd } from "../../budgets";
 import { toolSpecs } from "../../tools";
+import { parseToolList } from "../../mcp";
 import { branchOf, messagesOf } from "./branch-messages";
 import { estimateTokens, toModelMessages, withCompaction, type TranscriptMessage } from "./compaction";
 import { summarizeOlderMessages } from "./compactor";
@@ -63,8 +64,12 @@ export async function modelHistory(host: TranscriptHost, run: RunRecord, branch:
       : branch.filter((message) => message.run_id === run.id || message.run_id === run.parent_run_id || !refused.has(message.run_id));
   let history = withCompaction(kept, host.compactions.all());
   const settings = run.agent.compaction;
-  const size = () =>
-    estimateTokens({ instructions: run.agent.instructions, messages: toModelMessages(history), tools: toolSpecs(run.agent) });
+  const size = () => {
+    // The run's MCP tools are sent with every call too (listed when it started; none before its first call).
+    const listed = run.agent.tools.some((tool) => tool.type === "mcp") ? host.store.getMcpTools(run.id) : null;
+    const tools = toolSpecs(run.agent, listed === null ? [] : parseToolList(listed));
+    return estimateTokens({ instructions: run.agent.instructions, messages: toModelMessages(history), tools });
+  };
   if (settings?.enabled && size() > settings.trigger_tokens) {
     if (await compactBranch(host, run, history, signal)) history = compactedBranch(host, run);
   }

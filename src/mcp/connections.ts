@@ -1,0 +1,113 @@
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type { McpTool } from "../agents";
+import { forgetCredential, loadCredential, type CredentialSecret } from "../credentials";
+import { credentialsKey, encryptSecret } from "../credentials/crypto";
+import { updateCredentialSecret } from "../db/credentials";
+import { accessToken } from "./oauth";
+import { oauthStateSchema } from "./oauth-state";
+import { connectMcp, type McpEndpoint } from "./connect";
+import { McpServerError, statusOf } from "./errors";
+
+/**
+ * An mcp_oauth credential's access token, refreshed (and the new tokens stored, encrypted) when it
+ * expires within a minute; a refused refresh (revoked grant) throws McpServerError with `auth`.
+ */
+async function oauthToken(env: McpEnv, tenant: string, server: McpTool, secret: CredentialSecret): Promise<string> {
+  const parsed = oauthStateSchema.safeParse(secret.oauth);
+  const id = server.credential ?? "";
+  if (!parsed.success) throw new McpServerError(`MCP server ${server.server_label}: credential ${id} holds no OAuth state`, true);
+  const { token, changed } = await accessToken(parsed.data, server.server_label, env.ENVIRONMENT);
+  if (changed) {
+    const key = await credentialsKey(env.CREDENTIALS_KEY);
+    await updateCredentialSecret(env.DB, tenant, id, await encryptSecret(key, tenant, id, { ...secret, oauth: changed }));
+    forgetCredential(tenant, id);
+  }
+  return token;
+}
+
+/** What the connections read from the environment: the credentials' store and key, the fence's mode. */
+export type McpEnv = { DB: D1Database; CREDENTIALS_KEY?: string; LOOKUP_CACHE_MS?: string; ENVIRONMENT?: string };
+
+/**
+ * The MCP clients of one drive of a run: one connection (one MCP session) per server, opened on
+ * first use and closed when the drive ends. A server that forgot the session (a restart: it answers
+ * 404 to the session id, docs/mcp.md) gets a new `initialize` and the request once more: a 404 means
+ * the request was not processed, so sending it again cannot run a tool twice.
+ */
+export class McpConnections {
+  private readonly clients = new Map<string, Promise<Client>>();
+
+  constructor(
+    private readonly context: {
+      env: McpEnv;
+      tenant: string;
+      servers: McpTool[];
+      signal: AbortSignal;
+      /** A bearer token for servers without a credential (the conformance probe's OAuth token). */
+      bearer?: string;
+    },
+  ) {}
+
+  /** The agent's MCP server with that label. */
+  server(label: string): McpTool {
+    const server = this.context.servers.find((s) => s.server_label === label);
+    if (!server) throw new McpServerError(`The agent has no MCP server ${label}`, false);
+    return server;
+  }
+
+  /** Runs `request` on the server's session, with one new session if the server forgot it. */
+  async use<T>(label: string, request: (client: Client) => Promise<T>): Promise<T> {
+    const client = await this.client(label);
+    try {
+      return await request(client);
+    } catch (error) {
+      const forgotten = statusOf(error) === 404 && client.transport !== undefined && "sessionId" in client.transport;
+      if (!forgotten || this.context.signal.aborted) throw error;
+      this.clients.delete(label);
+      void client.close().catch(() => {});
+      return request(await this.client(label));
+    }
+  }
+
+  /** Closes every connection (the legacy transport's stream included); the servers' sessions are left to expire. */
+  async close(): Promise<void> {
+    const open = [...this.clients.values()];
+    this.clients.clear();
+    await Promise.all(open.map((client) => client.then((c) => c.close()).catch(() => {})));
+  }
+
+  private client(label: string): Promise<Client> {
+    let client = this.clients.get(label);
+    if (!client) {
+      client = this.endpoint(this.server(label)).then((endpoint) => connectMcp(endpoint, this.context.signal));
+      // A failed connect is not kept: the next call tries again.
+      client.catch(() => this.clients.delete(label));
+      this.clients.set(label, client);
+    }
+    return client;
+  }
+
+  /** The server's URL and the headers of its credential (a bearer token, extra headers). */
+  private async endpoint(server: McpTool): Promise<McpEndpoint> {
+    const { env, tenant } = this.context;
+    const base = { server_label: server.server_label, url: server.server_url, environment: env.ENVIRONMENT };
+    if (server.credential === null)
+      return { ...base, headers: this.context.bearer ? { authorization: `Bearer ${this.context.bearer}` } : {} };
+    const { info, secret } = await loadCredential(env, tenant, server.credential).catch((error: unknown) => {
+      throw new McpServerError(
+        `MCP server ${server.server_label}: ${error instanceof Error ? error.message : "credential unreadable"}`,
+        true,
+      );
+    });
+    if (info.type === "provider") {
+      throw new McpServerError(`MCP server ${server.server_label}: credential ${info.id} is not an mcp credential`, true);
+    }
+    const headers: Record<string, string> = { ...secret.headers };
+    if (info.type === "mcp_oauth") {
+      headers.authorization = `Bearer ${await oauthToken(env, tenant, server, secret)}`;
+    } else if (secret.api_key !== "") {
+      headers.authorization = `Bearer ${secret.api_key}`;
+    }
+    return { ...base, headers };
+  }
+}

@@ -1,0 +1,88 @@
+/**
+ * The client command of the MCP conformance suite (client mode): Agentry's own MCP client code
+ * (src/mcp: connect, list, call, the OAuth flow) against the scenario's server, whose URL is the
+ * last argument. Bundled by scripts/mcp-conformance.mjs and run with Node 22.
+ */
+import { Buffer } from "node:buffer";
+import process from "node:process";
+import type { Agent, McpTool } from "../../src/agents";
+import { callMcpTool, listMcpTools, McpConnections } from "../../src/mcp";
+import { beginOAuth, finishOAuth } from "../../src/mcp/oauth";
+
+// workerd has the TC39 base64 methods on Uint8Array (src/core/base64.ts); Node 22 does not yet.
+type Base64Options = { alphabet?: "base64" | "base64url"; omitPadding?: boolean };
+const proto = Uint8Array.prototype as unknown as { toBase64?: (options?: Base64Options) => string };
+proto.toBase64 ??= function (this: Uint8Array, options?: Base64Options) {
+  const text = Buffer.from(this).toString(options?.alphabet === "base64url" ? "base64url" : "base64");
+  return options?.omitPadding ? text.replace(/=+$/, "") : text;
+};
+const statics = Uint8Array as unknown as { fromBase64?: (text: string, options?: Base64Options) => Uint8Array };
+statics.fromBase64 ??= (text, options) => new Uint8Array(Buffer.from(text, options?.alphabet === "base64url" ? "base64url" : "base64"));
+
+const serverUrl = process.argv[process.argv.length - 1] ?? "";
+const scenario = process.env.MCP_CONFORMANCE_SCENARIO ?? "";
+const context = JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT ?? "{}") as { client_id?: string; client_secret?: string };
+
+/** The OAuth flow as an mcp_oauth credential runs it; the "user" follows the authorization URL. */
+async function oauthToken(): Promise<string> {
+  const { state, authorization_url } = await beginOAuth({
+    server_url: serverUrl,
+    redirect_uri: "http://localhost:9/oauth/callback",
+    client_id: context.client_id ?? null,
+    client_secret: context.client_secret ?? null,
+    scope: null,
+    tenant: "conformance",
+    id: "probe",
+    environment: "development",
+  });
+  const approved = await fetch(authorization_url, { redirect: "manual" });
+  const location = approved.headers.get("location");
+  if (!location) throw new Error(`the authorization endpoint answered ${approved.status} without a redirect`);
+  const code = new URL(location).searchParams.get("code");
+  if (!code) throw new Error("the redirect carries no code");
+  const authorized = await finishOAuth(state, code, "development");
+  if (!authorized.tokens) throw new Error("no tokens");
+  return authorized.tokens.access_token;
+}
+
+async function main(): Promise<void> {
+  const needsAuth = scenario.startsWith("auth/");
+  const token = needsAuth ? await oauthToken() : null;
+  const server: McpTool = {
+    type: "mcp",
+    server_label: "conformance",
+    server_url: serverUrl,
+    credential: null,
+    allowed_tools: null,
+    requires_approval: false,
+  };
+  const agent = { id: "conformance", version: 1, provider: "mock", tools: [server] } as unknown as Agent;
+  const signal = new AbortController().signal;
+  const env = { DB: undefined as unknown as D1Database, ENVIRONMENT: "development" };
+  const connections = new McpConnections({ env, tenant: "conformance", servers: [server], signal, ...(token ? { bearer: token } : {}) });
+  try {
+    const tools = await listMcpTools(agent, "conformance", connections, signal);
+    console.log(`listed ${tools.map((t) => t.name).join(", ") || "no tools"}`);
+    for (const tool of tools) {
+      const args = tool.tool === "add_numbers" ? { a: 2, b: 3 } : {};
+      const outcome = await callMcpTool(tool, args, {
+        connections,
+        bucket: { put: async () => null } as unknown as R2Bucket,
+        scope: { tenant: "conformance", session_id: "probe" },
+        run_id: "probe",
+        signal,
+      });
+      console.log(`${tool.name}: ${outcome.is_error ? "error" : "ok"}: ${outcome.output.slice(0, 200)}`);
+    }
+  } finally {
+    await connections.close();
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    console.error(error instanceof Error ? error.message : String(error));
+    process.exit(1);
+  },
+);
