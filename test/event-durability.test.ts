@@ -83,6 +83,40 @@ describe("events are durable before anyone sees them", () => {
     expect(contiguous(log)).toBe(true);
   });
 
+  it("announces a run's end that the object committed and died before announcing, once, on the alarm", async () => {
+    const agent = await createAgent();
+    const sessionId = `unannounced-${crypto.randomUUID()}`;
+    // The run's end is committed in the object; the object dies while the end goes to D1, before its terminal event.
+    const bucket = crypto.randomUUID();
+    await holdD1Batch(sessionId, writesRunStatus("completed"), bucket);
+    const request = postRun(agent.id, { input: "hello", session_id: sessionId });
+    await callsReceived(bucket, 1);
+    await abortAllDurableObjects();
+    await request; // the reset ends the request (the client sees an error answer)
+    await openGate(bucket);
+
+    const runId = await runInDurableObject(sessionStub(sessionId), (_i, state) => {
+      const meta = (key: string) =>
+        state.storage.sql.exec<{ value: string }>("SELECT value FROM meta WHERE key = ?", key).toArray()[0]?.value ?? null;
+      expect(JSON.parse(meta("unannounced") ?? "null")).toMatchObject({ status: "completed" });
+      // The end armed the outbox timer before the object died: its alarm rings.
+      state.storage.sql.exec("UPDATE timers SET due_at = 0 WHERE name = 'outbox'");
+      return (JSON.parse(meta("unannounced") ?? "{}") as { run_id: string }).run_id;
+    });
+    expect(await runDurableObjectAlarm(sessionStub(sessionId))).toBe(true);
+    const run = await finalRun(agent.id, runId);
+    expect(run.status).toBe("completed");
+    const log = await storedEvents(agent.id, runId);
+    expect(log.filter((e) => e.type === "run_completed")).toEqual([
+      expect.objectContaining({ data: expect.objectContaining({ output: "You said: hello" }) }),
+    ]);
+    expect(log.at(-1)?.type).toBe("run_completed");
+    expect(contiguous(log)).toBe(true);
+    // Announced once: another entry announces nothing more.
+    await postRun(agent.id, { input: "again", session_id: sessionId });
+    expect((await storedEvents(agent.id, runId)).filter((e) => e.type === "run_completed")).toHaveLength(1);
+  });
+
   it("stores the streamed pieces released together as one row, and reads every one of them back", async () => {
     const agent = await createAgent();
     const response = await postRun(agent.id, { input: "[[words 40]]" });

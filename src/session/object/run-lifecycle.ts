@@ -411,6 +411,7 @@ export class RunLifecycle {
    * one that died (an eviction, a reset, a deploy), so it resumes from its last persisted step.
    */
   wakeAfterEviction(): void {
+    this.announceLeft();
     this.startQueueIfFree("object restarted");
     const active = this.core.store.activeRun();
     if (
@@ -422,6 +423,24 @@ export class RunLifecycle {
       return;
     log({ event: "run_resumed", run_id: active.id, reason: "object restarted" });
     this.drive(active.id);
+  }
+
+  /**
+   * Announces a stretch's end that an instance committed and died before announcing (its
+   * terminal event, and with it the run's lifecycle webhooks, would otherwise never go out).
+   * Called on every entry and on the alarm (the outbox timer the end armed rings after a crash).
+   */
+  announceLeft(): void {
+    const left = unannouncedOf(this.core);
+    if (!left || this.drivers.isAnnouncing(left.run_id)) return;
+    const run = this.core.store.getRun(left.run_id);
+    if (!run || run.status !== left.status) {
+      this.core.store.setMeta("unannounced", null);
+      return;
+    }
+    log({ event: "run_resumed", run_id: run.id, reason: "terminal event not announced" });
+    this.core.events.openStretch(run.id);
+    void this.drivers.holdUntilAnnounced(run.id, this.announce(run, left.status, { reason: left.reason ?? undefined }));
   }
 
   /** The watchdog rang: resumes the active run when no invocation drives it (the one that did has died). */
@@ -621,6 +640,8 @@ export class RunLifecycle {
         }
       }
       core.store.setMeta("updated_at", now);
+      // Cleared with the terminal event: an object that dies in between announces it when it wakes.
+      core.store.setMeta("unannounced", JSON.stringify({ run_id: run.id, status, reason: eventData.reason ?? null }));
       if (status !== "paused" && ran) core.addCheckpoint(run, { after: "end", tool_call_id: null, tool_name: null });
       return [...core.saveRun(run), ...statements, core.mirrorSessionRow()];
     });
@@ -673,6 +694,12 @@ export class RunLifecycle {
       core.emit(run, "run_error", { error: run.error ?? { type: "internal", message: "Internal error", retryable: false } });
     else if (status === "cancelled") core.emit(run, "run_cancelled", { reason: eventData.reason ?? "cancelled" });
     else core.emit(run, "run_paused", { required_actions: run.required_actions });
+    // In the same write as the event (no await between).
+    try {
+      if (unannouncedOf(core)?.run_id === run.id) core.store.setMeta("unannounced", null);
+    } catch {
+      // The session was deleted under the run: nothing is left to announce.
+    }
     log({
       event: "run_finished",
       run_id: run.id,
@@ -735,4 +762,12 @@ export class RunLifecycle {
     this.drivers.abortAll();
     await core.wipe();
   }
+}
+
+type Unannounced = { run_id: string; status: StopStatus; reason: string | null };
+
+/** The stretch's end committed but not announced, if any (the `unannounced` meta). */
+function unannouncedOf(core: SessionCore): Unannounced | null {
+  const text = core.store.getMeta("unannounced");
+  return text ? (JSON.parse(text) as Unannounced) : null;
 }

@@ -394,6 +394,7 @@ export class SessionObject extends DurableObject<SessionEnv> {
         if (timer === "watchdog") this.life.resumeStalled();
         if (timer === "approval") this.life.expireApprovals();
       }
+      this.life.announceLeft();
       this.core.timers.sync();
     } catch (error) {
       log({ event: "alarm_failed", message: errorMessage(error) });

@@ -96,7 +96,9 @@ type MetaKey =
   /** The last ticket handed to a queued run (run-lifecycle.ts): the queue's order. */
   | "queue_ticket"
   /** The run that joined the session's history last (headRun); absent on sessions older than it. */
-  | "head_run_id";
+  | "head_run_id"
+  /** A stretch's end committed and its terminal event not yet out (`{ run_id, status, reason }`, run-lifecycle.ts). */
+  | "unannounced";
 
 /**
  * The session's ledger in the object's own SQLite: synchronous, so a check and the write
