@@ -9,12 +9,15 @@
 import { spawn } from "node:child_process";
 import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
-import { startToolServer } from "../test/node/tool-server.ts";
+import "./bench/ts-hooks.mjs";
 
 /** @import { ChildProcess } from "node:child_process" */
 /** @import { Server } from "node:http" */
 /** @import { Readable } from "node:stream" */
 /** @import { ReliabilityResults } from "./reliability-table.mjs" */
+
+// The tests' servers import their siblings without an extension: loaded once ts-hooks.mjs resolves them.
+const { startToolServer } = await import("../test/node/tool-server.ts");
 
 const CRASHES = Number(process.env.RELIABILITY_CRASHES ?? 5);
 const PORT = process.env.RELIABILITY_CRASH_PORT ?? "8799";

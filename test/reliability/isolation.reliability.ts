@@ -9,7 +9,8 @@ import { secretsIn } from "./support/secrets";
 const OWNER_CREDENTIAL_KEY = "owner-credential-key-4471";
 
 /** Routes served to anyone (no token): the API reference and the OpenAPI document. */
-const PUBLIC_ROUTES = new Set(["GET /", "GET /docs", "GET /docs/scalar.js", "GET /openapi.json", "GET /health"]);
+/** `GET /oauth/callback` is where a user's browser comes back from an MCP server's authorization (docs/mcp.md): no token. */
+const PUBLIC_ROUTES = new Set(["GET /", "GET /docs", "GET /docs/scalar.js", "GET /openapi.json", "GET /health", "GET /oauth/callback"]);
 
 /** Routes only the operator's token may call (docs/api.md: key management). */
 const ADMIN_ROUTES = new Set(["POST /v1/keys", "GET /v1/keys", "DELETE /v1/keys/:id", "GET /v1/quarantine"]);
@@ -26,9 +27,23 @@ const LIST_ROUTES = new Set([
   "GET /v1/usage",
   "GET /v1/health",
   "GET /v1/agents/:agent_id/runs",
+  "GET /v1/webhooks",
+  "GET /v1/budgets",
 ]);
 
-type Owned = { agent: string; run: string; session: string; credential: string; keyId: string; toolCallId: string };
+/** Routes that create the caller's own resource: the foreign tenant gets its own, never the owner's. */
+const CREATE_ROUTES = new Set(["POST /v1/agents", "POST /v1/credentials", "POST /v1/webhooks"]);
+
+type Owned = {
+  agent: string;
+  run: string;
+  session: string;
+  credential: string;
+  keyId: string;
+  toolCallId: string;
+  webhook: string;
+  budget: string;
+};
 
 /** One concrete request per route of the app, aimed at the owner's resources. */
 function requestsFor(o: Owned): Record<string, { path: string; body?: unknown }> {
@@ -69,6 +84,18 @@ function requestsFor(o: Owned): Record<string, { path: string; body?: unknown }>
     "POST /v1/responses/:response_id/cancel": { path: `/v1/responses/${o.run}/cancel` },
     "GET /v1/responses/:response_id/input_items": { path: `/v1/responses/${o.run}/input_items` },
     "DELETE /v1/responses/:response_id": { path: `/v1/responses/${o.run}` },
+    "POST /v1/credentials/:id/authorize": { path: `/v1/credentials/${o.credential}/authorize`, body: {} },
+    "POST /v1/webhooks": { path: "/v1/webhooks", body: { url: "https://receiver.example.com/hook", events: ["run.completed"] } },
+    "GET /v1/webhooks": { path: "/v1/webhooks" },
+    "GET /v1/webhooks/:id": { path: `/v1/webhooks/${o.webhook}` },
+    "DELETE /v1/webhooks/:id": { path: `/v1/webhooks/${o.webhook}` },
+    "GET /v1/webhooks/:id/deliveries": { path: `/v1/webhooks/${o.webhook}/deliveries` },
+    "POST /v1/webhooks/:id/deliveries/:delivery_id/redeliver": { path: `/v1/webhooks/${o.webhook}/deliveries/msg_0/redeliver`, body: {} },
+    "POST /v1/budgets": { path: "/v1/budgets", body: { scope: "agent", scope_id: o.agent, period: "day", max_tokens: 1 } },
+    "GET /v1/budgets": { path: "/v1/budgets" },
+    "GET /v1/budgets/:id": { path: `/v1/budgets/${o.budget}` },
+    "PATCH /v1/budgets/:id": { path: `/v1/budgets/${o.budget}`, body: { max_tokens: 1 } },
+    "DELETE /v1/budgets/:id": { path: `/v1/budgets/${o.budget}` },
   };
 }
 
@@ -97,9 +124,19 @@ describe("isolation over the whole route table", () => {
       credential,
       keyId: key.id,
       toolCallId: paused.required_actions[0]!.tool_call_id,
+      webhook: (
+        await (
+          await api("/v1/webhooks", { body: { url: "https://owner.example.com/hook", events: ["run.completed"] } }, owner)
+        ).json<{ id: string }>()
+      ).id,
+      budget: (
+        await (
+          await api("/v1/budgets", { body: { scope: "tenant", period: "total", max_tokens: 1_000_000 } }, owner)
+        ).json<{ id: string }>()
+      ).id,
     };
     const requests = requestsFor(owned);
-    const ownerIds = [owned.agent, owned.run, owned.session, owned.credential, ownerTenant];
+    const ownerIds = [owned.agent, owned.run, owned.session, owned.credential, owned.webhook, owned.budget, ownerTenant];
 
     const routes = appRoutes();
     const uncovered = routes.map((r) => `${r.method} ${r.path}`).filter((r) => !PUBLIC_ROUTES.has(r) && !(r in requests));
@@ -117,7 +154,7 @@ describe("isolation over the whole route table", () => {
       expect(secretsIn(text, [OWNER_CREDENTIAL_KEY]), route).toEqual([]);
       if (ADMIN_ROUTES.has(route)) {
         expect(response.status, route).toBe(403);
-      } else if (LIST_ROUTES.has(route) || route === "POST /v1/agents" || route === "POST /v1/credentials") {
+      } else if (LIST_ROUTES.has(route) || CREATE_ROUTES.has(route)) {
         // Creating is the foreign tenant's own business: it must not show up in the owner's data below.
         expect(response.status, `${route}: ${text}`).toBeLessThan(300);
         if (method === "GET") for (const id of ownerIds) expect(text, route).not.toContain(id);
@@ -143,7 +180,16 @@ describe("isolation over the whole route table", () => {
     const tenant = uniqueTenant("revoked");
     const created = await (await api("/v1/keys", { body: { tenant, name: "to revoke" } })).json<{ id: string; key: string }>();
     expect((await api(`/v1/keys/${created.id}`, { method: "DELETE" })).status).toBe(204);
-    const owned: Owned = { agent: "a", run: "r", session: "s", credential: "c", keyId: created.id, toolCallId: "t" };
+    const owned: Owned = {
+      agent: "a",
+      run: "r",
+      session: "s",
+      credential: "c",
+      keyId: created.id,
+      toolCallId: "t",
+      webhook: "w",
+      budget: "b",
+    };
     const requests = requestsFor(owned);
     const bad: [string, string | null, Record<string, string>][] = [
       ["missing", null, {}],
