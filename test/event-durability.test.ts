@@ -143,7 +143,7 @@ describe("events are durable before anyone sees them", () => {
     expect(mirrored.map((e) => ({ seq: e.seq, type: e.type }))).toEqual(log.map((e) => ({ seq: e.seq, type: e.type })));
     // D1 holds them in packs, one per copy of the log (a row costs a write for itself and one per index).
     const { results } = await env.DB.prepare("SELECT type FROM events WHERE run_id = ?").bind(run.id).all<{ type: string }>();
-    expect(new Set(results.map((r) => r.type))).toEqual(new Set(["event_pack"]));
+    expect(new Set(results.map((r) => r.type))).toEqual(new Set(["event_pack_gz"]));
     expect(results.length).toBeLessThan(log.length / 2);
     const mark = await runInDurableObject(
       sessionStub(run.session_id),

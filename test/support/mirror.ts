@@ -1,14 +1,14 @@
 import { env } from "cloudflare:workers";
-import { unpackEvents } from "../../src/session/store/event-packs";
+import { gunzipPacks, unpackEvents } from "../../src/session/store/event-packs";
 import type { EventRow } from "../../src/session/store/session-store";
 
 /**
- * The events the D1 mirror holds of a run (`run_id`) or a session (`session_id`), packs opened
+ * The events the D1 mirror holds of a run (`run_id`) or a session (`session_id`), packs unzipped and opened
  * (src/session/store/event-packs.ts), in seq order.
  */
 export async function mirroredEventRows(column: "run_id" | "session_id", value: string): Promise<EventRow[]> {
   const { results } = await env.DB.prepare(`SELECT seq, run_id, type, data, created_at FROM events WHERE ${column} = ? ORDER BY seq`)
     .bind(value)
     .all<EventRow>();
-  return unpackEvents(results);
+  return unpackEvents(await gunzipPacks(results));
 }

@@ -3,7 +3,7 @@ import { database } from "../../db/client";
 import { events } from "../../db/schema";
 import { isTerminal, type RunEvent } from "../stream/events";
 import type { SessionIdentity } from "../../run-model/session-protocol";
-import { unpackEvents } from "./event-packs";
+import { gunzipPacks, unpackEvents } from "./event-packs";
 import { eventOfRow, type EventRow, type SessionStore } from "./session-store";
 
 /** Events read per page (a replay, a JSON answer), from the object and from D1. */
@@ -144,7 +144,7 @@ export class EventLog {
       const last = rows.at(-1);
       if (last === undefined) break;
       const seen = found.at(-1)?.seq ?? after;
-      found.push(...unpackEvents(rows).filter((event) => event.seq > seen && event.seq <= floor));
+      found.push(...unpackEvents(await gunzipPacks(rows)).filter((event) => event.seq > seen && event.seq <= floor));
       rowsAfter = last.seq;
       if (rows.length < limit) break;
     }

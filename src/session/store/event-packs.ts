@@ -1,3 +1,4 @@
+import { decodeBase64, encodeBase64 } from "../../core/base64";
 import type { EventRow } from "./session-store";
 
 /**
@@ -9,6 +10,13 @@ import type { EventRow } from "./session-store";
  * before packs stay single events, and reads take both.
  */
 export const EVENT_PACK = "event_pack";
+
+/**
+ * A pack as the D1 mirror keeps it: its `data` gzipped and in base64 (the JSON of a run's events
+ * is repetitive: a fifth or less of its size). D1 bills its storage by the byte, a pack a few
+ * KB; the object's own packs stay plain JSON (read on every replay).
+ */
+export const EVENT_PACK_GZ = "event_pack_gz";
 
 /** Characters of the events of one pack (D1 allows 2 MB per row; the outbox statement carries the pack too). */
 export const PACK_CHARS = 200_000;
@@ -67,3 +75,21 @@ export function unpackEvents(rows: EventRow[]): EventRow[] {
   }
   return [...bySeq.values()].sort((a, b) => a.seq - b.seq);
 }
+
+async function gzip(text: string): Promise<string> {
+  const stream = new Blob([text]).stream().pipeThrough(new CompressionStream("gzip"));
+  return encodeBase64(new Uint8Array(await new Response(stream).arrayBuffer()));
+}
+
+async function gunzip(base64: string): Promise<string> {
+  const stream = new Blob([decodeBase64(base64)]).stream().pipeThrough(new DecompressionStream("gzip"));
+  return new Response(stream).text();
+}
+
+/** Packs as D1 keeps them (EVENT_PACK_GZ); other rows as they are. */
+export const gzipPacks = (rows: EventRow[]): Promise<EventRow[]> =>
+  Promise.all(rows.map(async (row) => (row.type === EVENT_PACK ? { ...row, type: EVENT_PACK_GZ, data: await gzip(row.data) } : row)));
+
+/** D1's rows with their gzipped packs opened back into plain packs (then `unpackEvents`). */
+export const gunzipPacks = (rows: EventRow[]): Promise<EventRow[]> =>
+  Promise.all(rows.map(async (row) => (row.type === EVENT_PACK_GZ ? { ...row, type: EVENT_PACK, data: await gunzip(row.data) } : row)));

@@ -164,6 +164,11 @@ const EVENT_CHUNK_CHARS = 256_000;
  * (`insertEvents`: one JSON parameter of rows each).
  */
 export function mirrorEvents(tenant: string, sessionId: string, rowsOf: EventRow[]): MirrorStatement[] {
+  return mirrorPacks(tenant, sessionId, packEvents(rowsOf));
+}
+
+/** Inserts event rows as they are (packs already made, gzipped or not), as few statements as their size allows. */
+export function mirrorPacks(tenant: string, sessionId: string, packs: EventRow[]): MirrorStatement[] {
   const statements: MirrorStatement[] = [];
   let rows: string[] = [];
   let size = 0;
@@ -173,7 +178,7 @@ export function mirrorEvents(tenant: string, sessionId: string, rowsOf: EventRow
     rows = [];
     size = 0;
   };
-  for (const e of packEvents(rowsOf)) {
+  for (const e of packs) {
     // `data` is carried as the JSON text the object stores, so D1 stores exactly that text, never parsed on the way.
     const row = JSON.stringify({ seq: e.seq, run_id: e.run_id, type: e.type, data: e.data, created_at: e.created_at });
     if (size + row.length > EVENT_CHUNK_CHARS) close();

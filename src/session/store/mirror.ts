@@ -1,7 +1,15 @@
 import { errorMessage } from "../../core/errors";
 import { nowIso } from "../../core/ids";
 import { log } from "../../core/log";
-import { isQuarantineRecord, mirrorEvents, mirrorLastSeq, mirrorQuarantined, withoutSupersededRuns } from "./mirror-statements";
+import { gzipPacks, packEvents } from "./event-packs";
+import {
+  isQuarantineRecord,
+  mirrorEvents,
+  mirrorLastSeq,
+  mirrorPacks,
+  mirrorQuarantined,
+  withoutSupersededRuns,
+} from "./mirror-statements";
 import type { EventRow, MirrorStatement, SessionStore } from "./session-store";
 
 /**
@@ -25,7 +33,14 @@ export const QUARANTINE_AFTER = 3;
  * a failed batch an entry of several statements goes one statement at a time: `rest` is what its
  * entry keeps once the unit went through (null: the unit is the whole entry).
  */
-type Unit = { statements: MirrorStatement[]; entryId: number | null; lastSeq: number | null; rest: MirrorStatement[] | null };
+type Unit = {
+  statements: MirrorStatement[];
+  entryId: number | null;
+  lastSeq: number | null;
+  rest: MirrorStatement[] | null;
+  /** A page of the event log: its statements are sized plain and sent with the packs gzipped (`gzipEvents`). */
+  events?: EventRow[];
+};
 
 const sizeOf = (statements: MirrorStatement[]) =>
   statements.reduce((n, s) => n + s.params.reduce<number>((m, p) => m + (typeof p === "string" ? p.length : 8), s.sql.length), 0);
@@ -62,6 +77,7 @@ export class Mirror {
         this.onIdle();
         return true;
       }
+      await Promise.all(units.map((unit) => this.gzipEvents(unit)));
       const statements = withoutSupersededRuns(units.flatMap((u) => u.statements));
       let results: D1Result[];
       try {
@@ -176,7 +192,17 @@ export class Mirror {
     const tenant = this.store.getMeta("tenant") ?? "";
     const statements = mirrorEvents(tenant, sessionId, events);
     statements.push(mirrorLastSeq(tenant, sessionId, this.store.seqCeiling()));
-    return { statements, entryId: null, lastSeq: events.at(-1)?.seq ?? null, rest: null };
+    return { statements, entryId: null, lastSeq: events.at(-1)?.seq ?? null, rest: null, events };
+  }
+
+  /** An event page's statements with its packs gzipped, as D1 keeps them (event-packs.ts). */
+  private async gzipEvents(unit: Unit): Promise<void> {
+    if (!unit.events) return;
+    const tenant = this.store.getMeta("tenant") ?? "";
+    const sessionId = this.sessionId();
+    const packs = await gzipPacks(packEvents(unit.events));
+    unit.statements = [...mirrorPacks(tenant, sessionId, packs), mirrorLastSeq(tenant, sessionId, this.store.seqCeiling())];
+    unit.events = undefined;
   }
 
   private sessionId(): string {
