@@ -317,5 +317,29 @@ function costSection(costs) {
     `The typical run of issue 27 (5 tool steps, 6 model calls, a 75-word answer), ${streamed.runs} of each kind, each on a new session, with the storage meter on (a separate \`wrangler dev\`: the figures above are measured without it). Priced at Cloudflare's published Workers Paid prices read ${PRICES.read} (scripts/bench/cloudflare-prices.json), marginal, without the plan's monthly allowances; storage is priced for one month, the events' retention. The target column is checked on the streamed run.`,
     "",
     table(["per run", ...costs.map((c) => c.kind), "target", "met"], body),
+    "",
+    ...costMisses(costs),
   ];
+}
+
+/**
+ * Why a cost target this run did not meet is not met (docs/performance.md, "What a run costs", has the measurements behind it).
+ * @param {RunCost[]} costs
+ */
+function costMisses(costs) {
+  /** @type {string[]} */
+  const out = [];
+  const over = costs.filter((c) => c.meter.object_rows_written + c.meter.d1_rows_written > 250 || c.usdPerRun * 1000 > 0.3);
+  if (over.length > 0) {
+    out.push(
+      `- **Rows and cost of the ${over.map((c) => c.kind).join(" and ")} run${over.length > 1 ? "s" : ""}.** A background run adds its queue message, its pending state and the queue's fallback timer (set and cleared) to what a blocking run writes: about 20 rows. What it would take: the pending state and the fallback timer written with the run's creation commit.`,
+    );
+  }
+  const d1 = costs.find((c) => c.kind === "streamed") ?? costs[0];
+  if (d1 && d1.d1BytesPerRun > 5 * 1024) {
+    out.push(
+      `- **D1 bytes per run** (${(d1.d1BytesPerRun / 1024).toFixed(1)} KB). A run keeps its gzipped events (about 4.5 KB), its run rows (about 4.5 KB: the changing body with its metrics and checkpoints), its messages (about 4 KB) and \`run_inputs\` (about 2 KB), with their indexes (measured with \`dbstat\`). What it would take: the events archived to R2 instead of D1, and the run rows and messages compressed or trimmed to what lists and a rebuild need.`,
+    );
+  }
+  return out;
 }
