@@ -6,7 +6,8 @@ import { postRun, readEvents, runTurn, transcriptOf, type Run } from "./support/
 import { requestsOf, upstreamBase } from "./support/upstreams";
 import { AgentryError } from "../client/index.ts";
 import { testClient } from "./support/client";
-import { abortAllDurableObjects } from "cloudflare:test";
+import { abortAllDurableObjects, runInDurableObject } from "cloudflare:test";
+import { sessionStub } from "./support/held-d1";
 import { callsReceived, gateTool, openGate } from "./support/tool-server";
 
 /** $1 per token in and out: a call's cost is its total_tokens in dollars, exact. */
@@ -306,6 +307,44 @@ describe("budgets: enforcement", () => {
     // A spent budget refuses the on-demand summary too.
     expect((await patchBudget(token, session.id, { max_tokens: 1 })).status).toBe(200);
     await expectSpent(await api(`/v1/sessions/${sessionId}/compact`, { method: "POST" }, token), session.id, nextMidnight());
+  });
+
+  it("makes no model call for a watched agent while the ledger cannot be reached; an unwatched agent's calls go on", async () => {
+    const tenant = uniqueTenant();
+    const token = await createTenantToken(tenant);
+    const bucket = `ledger-down-${crypto.randomUUID()}`;
+    const base = upstreamBase(env.GATEWAY_URL, bucket, "anthropic");
+    const watched = await createAgent({ provider: "anthropic", base_url: base, tools: TOOL }, token);
+    const free = await createAgent({ provider: "anthropic", base_url: base, tools: TOOL }, token);
+    await createBudget(token, { scope: "agent", scope_id: watched.id, period: "total", max_tokens: 1_000_000 });
+    const ledgerDown = async (sessionId: string) =>
+      runInDurableObject(sessionStub(sessionId, tenant), (instance) => {
+        const gate = (instance as unknown as { core: { spend: { env: Record<string, unknown> } } }).core.spend;
+        const broken = {
+          idFromName: () => ({}),
+          get: () => ({
+            settle: () => Promise.reject(new Error("ledger down")),
+          }),
+        };
+        gate.env = { ...gate.env, LEDGER: broken };
+      });
+    for (const agent of [watched, free]) {
+      const sessionId = `ledger-down-${crypto.randomUUID()}`;
+      expect((await runTurn(agent.id, { input: "hello", session_id: sessionId }, token)).status).toBe("completed");
+      await ledgerDown(sessionId);
+      const before = (await requestsOf(env.GATEWAY_URL, bucket)).length;
+      const run = await runTurn(agent.id, { input: "[[tool current_time {}]] go", session_id: sessionId }, token);
+      const calls = (await requestsOf(env.GATEWAY_URL, bucket)).length - before;
+      if (agent === watched) {
+        // The turn's first call was allowed by the Worker's check; the next one waits for the ledger, past the run's retries (0).
+        expect(run).toMatchObject({ status: "error", error: { type: "internal", retryable: true }, metrics: { model_calls: 1 } });
+        expect(run.error?.message).toContain("spend ledger could not be reached");
+        expect(calls).toBe(1);
+      } else {
+        expect(run).toMatchObject({ status: "completed", metrics: { model_calls: 2 } });
+        expect(calls).toBe(2);
+      }
+    }
   });
 
   it("counts the calls of a run resumed after its object crashed", async () => {

@@ -17,6 +17,9 @@ const FRESH_MS = 10_000;
 /** Reports kept in memory while the ledger cannot be reached; the oldest are dropped past this. */
 const MAX_UNSENT = 1_000;
 
+/** The answer of a ledger that could not be reached, for an agent a budget watched (told apart by identity). */
+const UNREACHABLE: Verdict = { ok: true, watched: true };
+
 type Answer = { verdict: Promise<Verdict>; at: number };
 
 /**
@@ -26,8 +29,10 @@ type Answer = { verdict: Promise<Verdict>; at: number };
  * watched step pays one ledger round trip, sent while the step commits and runs its tools. A run
  * thus never holds more than one answered-but-uncounted call, which bounds the overshoot of
  * parallel runs. An agent that no budget watches (the ledger says so) reports in batches: when its
- * run ends, or with its first call after FRESH_MS. When the ledger cannot be reached the call goes
- * on (logged) and its report is sent again with the next one.
+ * run ends, or with its first call after FRESH_MS. When the ledger cannot be reached its reports are
+ * kept and sent again with the next ones; the call goes on only when no budget watched the agent at
+ * the ledger's last answer. An agent a budget watches makes no call the ledger has not allowed: the
+ * step fails with a retryable error, which the run's retry policy waits out (docs/budgets.md).
  */
 export class SpendGate implements SpendPort {
   /** Reports the ledger has not confirmed. */
@@ -38,6 +43,8 @@ export class SpendGate implements SpendPort {
   private readonly grants = new Map<string, number>();
   /** Agents no budget applied to at the ledger's last answer, until when that answer is trusted. */
   private readonly unwatched = new Map<string, number>();
+  /** Agents a budget applied to at the ledger's last answer: while it cannot be reached, they make no call. */
+  private readonly watched = new Set<string>();
 
   constructor(
     private readonly env: SessionEnv,
@@ -52,7 +59,8 @@ export class SpendGate implements SpendPort {
     if (runId !== null) this.answers.delete(runId);
     const verdict = await this.ask(agentId);
     if (!verdict.ok) return verdict;
-    if (runId !== null) this.grant(runId);
+    // Unreachable for a watched agent: no grant, so the run's first call asks again (mayCall).
+    if (runId !== null && verdict !== UNREACHABLE) this.grant(runId);
     return null;
   }
 
@@ -69,6 +77,14 @@ export class SpendGate implements SpendPort {
     const answer = this.answers.get(run.id);
     this.answers.delete(run.id);
     const verdict = answer && Date.now() - answer.at < FRESH_MS ? await answer.verdict : await this.ask(run.agent.id);
+    if (verdict === UNREACHABLE) {
+      this.grants.delete(run.id);
+      throw new ProviderError(
+        "internal",
+        "The tenant's spend ledger could not be reached, and a budget watches this agent: no model call is made until it answers",
+        true,
+      );
+    }
     if (!verdict.ok) {
       this.grants.delete(run.id);
       throw new ProviderError("budget_exceeded", verdict.message, false);
@@ -124,7 +140,7 @@ export class SpendGate implements SpendPort {
       return verdict;
     } catch (error) {
       this.keep(spends, error);
-      return ALLOWED;
+      return this.watched.has(agentId) ? UNREACHABLE : ALLOWED;
     }
   }
 
@@ -144,8 +160,13 @@ export class SpendGate implements SpendPort {
 
   /** Remembers whether a budget watches the agent, for FRESH_MS. */
   private heard(agentId: string, verdict: Verdict): void {
-    if (verdict.ok && !verdict.watched) this.unwatched.set(agentId, Date.now() + FRESH_MS);
-    else this.unwatched.delete(agentId);
+    if (verdict.ok && !verdict.watched) {
+      this.unwatched.set(agentId, Date.now() + FRESH_MS);
+      this.watched.delete(agentId);
+    } else {
+      this.unwatched.delete(agentId);
+      this.watched.add(agentId);
+    }
   }
 
   private grant(runId: string): void {
