@@ -1,7 +1,7 @@
 import type { McpTool } from "../../agents";
 import { describeFailure, listMcpTools, McpConnections, McpServerError, parseToolList, type McpToolEntry } from "../../mcp";
 import type { RunError, RunRecord } from "../../run-model/run-record";
-import type { LoopHost } from "./run-loop";
+import type { LoopHost } from "./loop-host";
 
 /** The MCP connections of one drive of a run, or null when its agent has no MCP server. */
 export function mcpConnectionsOf(host: LoopHost, run: RunRecord, signal: AbortSignal): McpConnections | null {

@@ -1,5 +1,4 @@
 import type { Block, Message, ToolCallBlock, Usage } from "../../core/messages";
-import type { SessionEnv } from "../session-env";
 import { loadMedia } from "../../media/load";
 import { createProvider } from "../../providers";
 import { promptCacheKey } from "../../providers/cache-key";
@@ -16,41 +15,15 @@ import { retryDecision } from "./retry-policy";
 import { stoppedAnswer } from "../../run-model/stop-reasons";
 import { finalOutcome, holdForRepair, outputSchemaOf, withRepair } from "./structured-output";
 import { branchOf, messagesOf } from "../transcript/branch-messages";
-import { compactBranch, compactedBranch, modelHistory, type TranscriptHost } from "../transcript/model-history";
-import {
-  isWaitingForRetry,
-  type Checkpoint,
-  type RequiredAction,
-  type RunError,
-  type RunRecord,
-  type RunStatus,
-} from "../../run-model/run-record";
-import type { MirrorStatement, StoredMessage } from "../store/session-store";
+import { compactBranch, compactedBranch, modelHistory } from "../transcript/model-history";
+import type { LoopHost } from "./loop-host";
+import { isWaitingForRetry, type RequiredAction, type RunError, type RunRecord } from "../../run-model/run-record";
+import type { StoredMessage } from "../store/session-store";
 
 /** At most this many tool calls of one step run at once (a Worker may hold 6 connections). */
 const TOOL_CONCURRENCY = 4;
 
-/** What the loop needs from the Session object that drives it: its storage and events, and the run's moves (run-lifecycle.ts). */
-export interface LoopHost extends TranscriptHost {
-  readonly env: SessionEnv;
-  readonly sessionId: string;
-  appendMessage(run: RunRecord, role: StoredMessage["role"], content: Block[]): MirrorStatement;
-  /** Ends the run: releases the turn, drains the mirror, then emits the terminal event. */
-  finish(run: RunRecord, status: Exclude<RunStatus, "pending" | "running">, patch: Partial<RunRecord>): Promise<void>;
-  /** Copies queued statements to D1 in the background. */
-  flushSoon(): void;
-  /** Pushes the watchdog forward before a step. */
-  touch(): void;
-  /**
-   * Records a checkpoint at the run's last message (inside a `commit`); its event goes out
-   * once the commit is done.
-   */
-  addCheckpoint(run: RunRecord, at: { after: Checkpoint["after"]; tool_call_id: string | null; tool_name: string | null }): void;
-  /** Appends the run's pending steers to the transcript as user messages (one commit); false when it has none. */
-  takeSteers(run: RunRecord): boolean;
-  /** Records a failed attempt and arms the retry alarm; the loop stops until it rings. */
-  retryLater(run: RunRecord, failure: ProviderError, delayMs: number, step: number): void;
-}
+export type { LoopHost } from "./loop-host";
 
 /**
  * Drives a run from its persisted state to a stop. The next step is derived from the

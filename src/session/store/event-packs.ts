@@ -1,5 +1,7 @@
 import { decodeBase64, encodeBase64 } from "../../core/base64";
-import type { EventRow } from "./session-store";
+
+/** An event as the object's storage and the D1 mirror hold it (`data` is JSON text). */
+export type EventRow = { seq: number; run_id: string; type: string; data: string; created_at: string };
 
 /**
  * Events kept as packs: one row holds consecutive events of one run (`type` EVENT_PACK, `data`

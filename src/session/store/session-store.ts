@@ -6,7 +6,7 @@ import { parseRunRecord } from "../../run-model/run-record-schema";
 import type { StoredMessage } from "../../run-model/stored-message";
 import { RunTextCache } from "./run-text-cache";
 import { parseStored } from "../../core/json-depth";
-import { packEvents, unpackEvents } from "./event-packs";
+import { type EventRow, packEvents, unpackEvents } from "./event-packs";
 import { MessageCache } from "./message-cache";
 import type { Statement } from "../../db/statements";
 
@@ -582,8 +582,7 @@ export class SessionStore {
   }
 }
 
-/** An event as the object's storage and the D1 mirror hold it (`data` is JSON text). */
-export type EventRow = { seq: number; run_id: string; type: string; data: string; created_at: string };
+export type { EventRow } from "./event-packs";
 
 /** Event rows are written only from RunEvents (here and mirror.ts). */
 export function eventOfRow(sessionId: string, row: EventRow): RunEvent {
