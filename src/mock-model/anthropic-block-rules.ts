@@ -1,6 +1,4 @@
-import { decodeBase64 } from "../core/base64";
-import { imageSize } from "../media/image-size";
-import { isImageType } from "../media/limits";
+import { base64ImageSize } from "./anthropic-media-rules";
 import { InvalidRequest } from "./conversation";
 import { asArray, isObject, type JsonObject } from "./values";
 
@@ -38,14 +36,8 @@ export function checkBlocks(model: string, messages: JsonObject[]): void {
 
 function checkOversized(model: string, block: JsonObject, at: string): void {
   const source = isObject(block.source) ? block.source : null;
-  const mediaType = String(source?.media_type ?? "");
-  if (source?.type !== "base64" || typeof source.data !== "string" || !isImageType(mediaType)) return;
-  let size: { width: number; height: number } | null = null;
-  try {
-    size = imageSize(mediaType, decodeBase64(source.data.slice(0, 65_536 - (65_536 % 4))));
-  } catch {
-    return;
-  }
+  if (source?.type !== "base64" || typeof source.data !== "string") return;
+  const size = base64ImageSize(String(source.media_type ?? ""), source.data);
   if (!size) return;
   const ceiling = imageCeiling(model);
   const scale = Math.min(

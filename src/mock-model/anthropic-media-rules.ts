@@ -37,16 +37,18 @@ function mediaOf(messages: JsonObject[]): Found[] {
   return found;
 }
 
-/** The size of a base64 image from its header alone (the first 64 KB of its data). */
-function sizeOf(item: Found): { width: number; height: number } | null {
-  if (!isImageType(item.mediaType)) return null;
-  const head = item.data.slice(0, 65_536 - (65_536 % 4));
+/** The size of a base64 image from its header alone (the first 64 KB of its data); null when it cannot be read. */
+export function base64ImageSize(mediaType: string, data: string): { width: number; height: number } | null {
+  if (!isImageType(mediaType)) return null;
+  const head = data.slice(0, 65_536 - (65_536 % 4));
   try {
-    return imageSize(item.mediaType, decodeBase64(head));
+    return imageSize(mediaType, decodeBase64(head));
   } catch {
     return null;
   }
 }
+
+const sizeOf = (item: Found) => base64ImageSize(item.mediaType, item.data);
 
 /** Refuses, with the API's own messages, images and PDFs over the Messages API's limits. */
 export function checkAnthropicMedia(messages: JsonObject[]): void {

@@ -2,14 +2,7 @@ import { errorMessage } from "../../core/errors";
 import { nowIso } from "../../core/ids";
 import { log } from "../../core/log";
 import { gzipPacks, packEvents } from "./event-packs";
-import {
-  isQuarantineRecord,
-  mirrorEvents,
-  mirrorLastSeq,
-  mirrorPacks,
-  mirrorQuarantined,
-  withoutSupersededRuns,
-} from "./mirror-statements";
+import { isQuarantineRecord, mirrorLastSeq, mirrorPacks, mirrorQuarantined, withoutSupersededRuns } from "./mirror-statements";
 import type { EventRow, MirrorStatement, SessionStore } from "./session-store";
 
 /**
@@ -38,8 +31,8 @@ type Unit = {
   entryId: number | null;
   lastSeq: number | null;
   rest: MirrorStatement[] | null;
-  /** A page of the event log: its statements are sized plain and sent with the packs gzipped (`gzipEvents`). */
-  events?: EventRow[];
+  /** A page of the event log, packed: its statements are sized plain and sent with the packs gzipped (`gzipEvents`). */
+  packs?: { rows: EventRow[]; ceiling: MirrorStatement };
 };
 
 const sizeOf = (statements: MirrorStatement[]) =>
@@ -190,19 +183,18 @@ export class Mirror {
     }
     const events = page.slice(0, count);
     const tenant = this.store.getMeta("tenant") ?? "";
-    const statements = mirrorEvents(tenant, sessionId, events);
-    statements.push(mirrorLastSeq(tenant, sessionId, this.store.seqCeiling()));
-    return { statements, entryId: null, lastSeq: events.at(-1)?.seq ?? null, rest: null, events };
+    const rows = packEvents(events);
+    const ceiling = mirrorLastSeq(tenant, sessionId, this.store.seqCeiling());
+    const statements = [...mirrorPacks(tenant, sessionId, rows), ceiling];
+    return { statements, entryId: null, lastSeq: events.at(-1)?.seq ?? null, rest: null, packs: { rows, ceiling } };
   }
 
   /** An event page's statements with its packs gzipped, as D1 keeps them (event-packs.ts). */
   private async gzipEvents(unit: Unit): Promise<void> {
-    if (!unit.events) return;
-    const tenant = this.store.getMeta("tenant") ?? "";
-    const sessionId = this.sessionId();
-    const packs = await gzipPacks(packEvents(unit.events));
-    unit.statements = [...mirrorPacks(tenant, sessionId, packs), mirrorLastSeq(tenant, sessionId, this.store.seqCeiling())];
-    unit.events = undefined;
+    if (!unit.packs) return;
+    const { rows, ceiling } = unit.packs;
+    unit.packs = undefined;
+    unit.statements = [...mirrorPacks(this.store.getMeta("tenant") ?? "", this.sessionId(), await gzipPacks(rows)), ceiling];
   }
 
   private sessionId(): string {

@@ -482,14 +482,7 @@ export class SessionStore {
   /** Stores an event; one already stored (same seq) is left as it is. */
   putEvent(e: RunEvent): void {
     this.ensure();
-    this.sql.exec(
-      "INSERT OR IGNORE INTO events (seq, run_id, type, data, created_at) VALUES (?, ?, ?, ?, ?)",
-      e.seq,
-      e.run_id,
-      e.type,
-      JSON.stringify(e.data),
-      e.created_at,
-    );
+    this.insertEventRow(rowOfEvent(e));
   }
 
   /**
@@ -504,28 +497,21 @@ export class SessionStore {
 
   /** Stores events, several in one row when they are of one run (event-packs.ts); one already stored is left as it is. */
   putEvents(events: RunEvent[]): void {
-    if (events.length <= 1) {
-      for (const event of events) this.putEvent(event);
-      return;
-    }
     this.ensure();
-    const rows = events.map((e) => ({
-      seq: e.seq,
-      run_id: e.run_id,
-      type: e.type,
-      data: JSON.stringify(e.data),
-      created_at: e.created_at,
-    }));
-    for (const row of packEvents(rows)) {
-      this.sql.exec(
-        "INSERT OR IGNORE INTO events (seq, run_id, type, data, created_at) VALUES (?, ?, ?, ?, ?)",
-        row.seq,
-        row.run_id,
-        row.type,
-        row.data,
-        row.created_at,
-      );
-    }
+    const rows = events.map(rowOfEvent);
+    for (const row of rows.length > 1 ? packEvents(rows) : rows) this.insertEventRow(row);
+  }
+
+  /** One row of the event log (an event or a pack); one already stored (same seq) is left as it is. */
+  private insertEventRow(row: EventRow): void {
+    this.sql.exec(
+      "INSERT OR IGNORE INTO events (seq, run_id, type, data, created_at) VALUES (?, ?, ?, ?, ?)",
+      row.seq,
+      row.run_id,
+      row.type,
+      row.data,
+      row.created_at,
+    );
   }
 
   /**
@@ -583,6 +569,15 @@ export class SessionStore {
 }
 
 export type { EventRow } from "./event-packs";
+
+/** An event as a row of the log (`data` as its JSON text). */
+const rowOfEvent = (e: RunEvent): EventRow => ({
+  seq: e.seq,
+  run_id: e.run_id,
+  type: e.type,
+  data: JSON.stringify(e.data),
+  created_at: e.created_at,
+});
 
 /** Event rows are written only from RunEvents (here and mirror.ts). */
 export function eventOfRow(sessionId: string, row: EventRow): RunEvent {
