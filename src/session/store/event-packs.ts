@@ -53,11 +53,13 @@ export function packEvents(rows: EventRow[]): EventRow[] {
 type PackMember = { seq: number; type: string; data: unknown; created_at: string };
 
 /**
- * The events of D1 rows, packs opened, in seq order, each seq once: a batch D1 took whose mark the
+ * The events of rows read in seq order, packs opened, in seq order, each seq once: a batch D1 took whose mark the
  * object did not record (it died in between) is sent again from the old mark, and may then pack
  * the same events with later ones under another seq.
  */
 export function unpackEvents(rows: EventRow[]): EventRow[] {
+  // Rows read in seq order with no pack among them are the events already (a seq is a row's key).
+  if (!rows.some((row) => row.type === EVENT_PACK)) return rows;
   const bySeq = new Map<number, EventRow>();
   for (const row of rows) {
     if (row.type !== EVENT_PACK) {
