@@ -113,17 +113,20 @@ async function chooseAgent(agentId) {
 
 async function loadSessions() {
   const select = $("session");
-  select.replaceChildren(new Option("+ new session", ""));
   $("send").disabled = !state.agentId;
-  if (!state.agentId) return;
-  const page = await api("/v1/sessions?limit=50&agent_id=" + encodeURIComponent(state.agentId));
-  for (const session of page.data) {
-    const label = session.id + " · " + session.run_count + " run(s)" + (session.active_run_id ? " · active" : "");
-    select.add(new Option(label, session.id));
+  const options = [new Option("+ new session", "")];
+  if (state.agentId) {
+    // The list is read before the select changes: while it loads, the select keeps showing the current session.
+    const page = await api("/v1/sessions?limit=50&agent_id=" + encodeURIComponent(state.agentId));
+    for (const session of page.data) {
+      const label = session.id + " · " + session.run_count + " run(s)" + (session.active_run_id ? " · active" : "");
+      options.push(new Option(label, session.id));
+    }
+    if (state.sessionId && !page.data.some((/** @type {any} */ s) => s.id === state.sessionId)) {
+      options.push(new Option(state.sessionId, state.sessionId));
+    }
   }
-  if (state.sessionId && !page.data.some((/** @type {any} */ s) => s.id === state.sessionId)) {
-    select.add(new Option(state.sessionId, state.sessionId));
-  }
+  select.replaceChildren(...options);
   select.value = state.sessionId;
 }
 
