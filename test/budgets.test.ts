@@ -347,6 +347,69 @@ describe("budgets: enforcement", () => {
     }
   });
 
+  it("makes no model call in an object that has not heard from the ledger since it started, while the ledger cannot be reached", async () => {
+    const tenant = uniqueTenant();
+    const token = await createTenantToken(tenant);
+    const bucket = `ledger-never-${crypto.randomUUID()}`;
+    // No budget at all: the object cannot know that, having never had the ledger's answer.
+    const agent = await createAgent({ provider: "anthropic", base_url: upstreamBase(env.GATEWAY_URL, bucket, "anthropic") }, token);
+    const sessionId = `ledger-never-${crypto.randomUUID()}`;
+    await runInDurableObject(sessionStub(sessionId, tenant), (instance) => {
+      const gate = (instance as unknown as { core: { spend: { env: Record<string, unknown> } } }).core.spend;
+      gate.env = {
+        ...gate.env,
+        LEDGER: { idFromName: () => ({}), get: () => ({ settle: () => Promise.reject(new Error("ledger down")) }) },
+      };
+    });
+    // With an Idempotency-Key the Worker leaves the budget check to the session (its retry may be a run already made).
+    const response = await api(
+      `/v1/agents/${agent.id}/runs`,
+      { body: { input: "hello", session_id: sessionId }, headers: { "idempotency-key": crypto.randomUUID() } },
+      token,
+    );
+    expect(response.status).toBe(200);
+    const run = await response.json<Run>();
+    expect(run).toMatchObject({ status: "error", error: { type: "internal", retryable: true }, metrics: { model_calls: 0 } });
+    expect(run.error?.message).toContain("spend ledger could not be reached");
+    expect(await requestsOf(env.GATEWAY_URL, bucket)).toHaveLength(0);
+  });
+
+  it("counts a call whose report the ledger never answered before the object crashed: the stored report is sent again, and counted once", async () => {
+    const tenant = uniqueTenant();
+    const token = await createTenantToken(tenant);
+    const bucket = crypto.randomUUID();
+    const agent = await createAgent({ tools: [gateTool(bucket)], prices: DOLLAR_A_TOKEN }, token);
+    const limit = await createBudget(token, { scope: "agent", scope_id: agent.id, period: "total", max_tokens: 1_000_000 });
+    const sessionId = `report-lost-${crypto.randomUUID()}`;
+    const first = await runTurn(agent.id, { input: "hello", session_id: sessionId }, token);
+    expect((await budget(token, limit.id)).used_tokens).toBe(first.metrics.total_tokens);
+    // The object's ledger goes away: the next call's report is refused, and the object dies holding it.
+    await runInDurableObject(sessionStub(sessionId, tenant), (instance) => {
+      const gate = (instance as unknown as { core: { spend: { env: Record<string, unknown> } } }).core.spend;
+      gate.env = {
+        ...gate.env,
+        LEDGER: { idFromName: () => ({}), get: () => ({ settle: () => Promise.reject(new Error("ledger down")) }) },
+      };
+    });
+    const started = await (await postRun(agent.id, { input: "[[tool wait {}]] go", session_id: sessionId, background: true }, token)).json<{
+      run_id: string;
+    }>();
+    await callsReceived(bucket, 1);
+    expect((await budget(token, limit.id)).used_tokens).toBe(first.metrics.total_tokens);
+    await abortAllDurableObjects();
+    await openGate(bucket);
+    const second = await (await api(`/v1/agents/${agent.id}/runs/${started.run_id}?wait=20`, {}, token)).json<Run>();
+    expect(second).toMatchObject({ status: "completed", metrics: { model_calls: 2 } });
+    // Both calls of the second run are counted, each once, beside the first run's.
+    const total = first.metrics.total_tokens + second.metrics.total_tokens;
+    await vi.waitFor(async () => expect((await budget(token, limit.id)).used_tokens).toBe(total));
+    // A later wake of the object sends nothing twice.
+    await abortAllDurableObjects();
+    expect((await runTurn(agent.id, { input: "again", session_id: sessionId }, token)).status).toBe("completed");
+    const third = (await api(`/v1/sessions/${sessionId}`, {}, token)).json<{ metrics: { total_tokens: number } }>();
+    expect((await budget(token, limit.id)).used_tokens).toBe((await third).metrics.total_tokens);
+  });
+
   it("counts the calls of a run resumed after its object crashed", async () => {
     const token = await createTenantToken();
     const bucket = crypto.randomUUID();

@@ -1,6 +1,6 @@
 import { type BudgetPatch, type BudgetRow, counterOf, type NewBudget } from "./budget";
 import { dayKey, monthKey } from "./periods";
-import { roundUsd, type Spend } from "./spend";
+import { REPORT_IDS_KEPT_MS, roundUsd, type Spend } from "./spend";
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS budgets (
@@ -11,7 +11,8 @@ CREATE TABLE IF NOT EXISTS budgets (
 CREATE TABLE IF NOT EXISTS counters (
   scope TEXT NOT NULL, scope_id TEXT NOT NULL, bucket TEXT NOT NULL, cost_usd REAL NOT NULL, tokens INTEGER NOT NULL,
   PRIMARY KEY (scope, scope_id, bucket)
-);`;
+);
+CREATE TABLE IF NOT EXISTS counted_reports (id TEXT PRIMARY KEY, at INTEGER NOT NULL);`;
 
 const ADD = `INSERT INTO counters (scope, scope_id, bucket, cost_usd, tokens) VALUES (?, ?, ?, ?, ?)
   ON CONFLICT (scope, scope_id, bucket) DO UPDATE SET cost_usd = ROUND(cost_usd + excluded.cost_usd, 10), tokens = tokens + excluded.tokens`;
@@ -82,12 +83,14 @@ export class LedgerStore {
   /**
    * Counts model calls: their scopes' day and month counters, and the `total` budgets they fall
    * under. Calls reported together are summed first, so that each counter and budget is written
-   * once for them (a row written each).
+   * once for them (a row written each). A report with an id is counted once: the session object
+   * sends its stored reports again after a crash, and some of them may have been counted before.
    */
   add(spends: Spend[]): void {
     const counters = new Map<string, { scope: string; id: string; bucket: string } & Used>();
     const totals = new Map<string, { budget: BudgetRow } & Used>();
     for (const spend of spends) {
+      if (spend.id !== undefined && !this.firstTime(spend.id, spend.at)) continue;
       const scopes: [string, string][] = [
         ["tenant", ""],
         ["agent", spend.agent_id],
@@ -125,6 +128,11 @@ export class LedgerStore {
     if (spends.length > 0) this.prune(latest);
   }
 
+  /** Records a report's id; false when it was counted before. */
+  private firstTime(id: string, at: number): boolean {
+    return this.sql.exec("INSERT OR IGNORE INTO counted_reports (id, at) VALUES (?, ?)", id, at).rowsWritten > 0;
+  }
+
   /** A budget's use in its period at `now`. */
   used(row: BudgetRow, now: number): Used {
     const counter = counterOf(row, now);
@@ -153,6 +161,7 @@ export class LedgerStore {
       dayKey(now - 86_400_000),
       monthKey(lastMonth.getTime()),
     );
+    this.sql.exec("DELETE FROM counted_reports WHERE at < ?", now - REPORT_IDS_KEPT_MS);
   }
 }
 

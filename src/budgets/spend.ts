@@ -14,6 +14,11 @@ export type Spend = SpendKeys & {
   tokens: number;
   /** When the call answered (epoch ms): the UTC day and month it is counted in. */
   at: number;
+  /**
+   * Set on a report the session object stored before sending (a call a budget watched): the
+   * object sends it again after a crash, and the ledger counts each id once (ledger-store.ts).
+   */
+  id?: string;
 };
 
 /** The spent budget that refuses a model call. */
@@ -33,3 +38,9 @@ export const roundUsd = (usd: number) => Math.round(usd * 1e10) / 1e10;
 
 /** The `details` of a `429 budget_exceeded` answer (docs/budgets.md). */
 export const stopDetails = (stop: BudgetStop) => ({ budget_id: stop.budget_id, resets_at: stop.resets_at });
+
+/** A stored report older than this is not sent again (session objects, spend-gate.ts): it was counted. */
+export const REPORT_RESEND_MS = 86_400_000;
+
+/** How long the ledger keeps the ids of counted reports: far longer than a report may be sent again. */
+export const REPORT_IDS_KEPT_MS = 7 * REPORT_RESEND_MS;

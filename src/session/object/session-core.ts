@@ -21,7 +21,7 @@ import { type Checkpoint, isGoingOn, type RunRecord } from "../../run-model/run-
 import { SessionSockets } from "../stream/sockets";
 import { SessionStore, type MirrorStatement, type StoredMessage } from "../store/session-store";
 import { Timers, type TimerName } from "./timers";
-import { SpendGate } from "./spend-gate";
+import { SpendGate, storedSpends } from "./spend-gate";
 
 /** A failed D1 mirror batch is retried on the alarm after this long. */
 export const OUTBOX_RETRY_MS = 2_000;
@@ -97,7 +97,10 @@ export class SessionCore {
     );
     this.sockets = new SessionSockets(ctx);
     this.compactions = new CompactionStore(sql);
-    this.spend = new SpendGate(this.env, () => ({ tenant: this.tenant(), session_id: this.sessionId }));
+    this.spend = new SpendGate(this.env, () => ({ tenant: this.tenant(), session_id: this.sessionId }), {
+      load: () => (this.store.isInitialized() ? storedSpends(this.store.getMeta("spend_reports")) : []),
+      save: (spends) => this.store.setMeta("spend_reports", JSON.stringify(spends)),
+    });
   }
 
   /** The session this object's storage holds, or null when it holds none (never used, or deleted). */

@@ -327,6 +327,7 @@ export class SessionObject extends DurableObject<SessionEnv> {
     if (!this.core.store.isInitialized()) await this.core.rebuild(identity, entry.isNew);
     if (entry.work && this.life.isDeleting()) return deletingFailure(identity);
     if (entry.wake !== false) this.life.wakeAfterEviction();
+    this.core.spend.restore();
     return null;
   }
 

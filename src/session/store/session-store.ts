@@ -98,7 +98,9 @@ type MetaKey =
   /** The run that joined the session's history last (headRun); absent on sessions older than it. */
   | "head_run_id"
   /** A stretch's end committed and its terminal event not yet out (`{ run_id, status, reason }`, run-lifecycle.ts). */
-  | "unannounced";
+  | "unannounced"
+  /** Reports of model calls a budget watched, not yet known counted by the tenant's ledger (spend-gate.ts). */
+  | "spend_reports";
 
 /**
  * The session's ledger in the object's own SQLite: synchronous, so a check and the write
