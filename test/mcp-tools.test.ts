@@ -15,8 +15,8 @@ type ErrorBody = { error: { type: string; details: { fields?: { path: string; me
 const MCP_TEST_TOKEN = "mcp-test-token-0123456789";
 
 /** A fresh bucket of the MCP test server (test/node/mcp-server.ts) and its URL. */
-function mcpServer(kind: "mcp" | "bearer" | "sse" | "oauth" = "mcp") {
-  const bucket = crypto.randomUUID();
+function mcpServer(kind: "mcp" | "bearer" | "sse" | "oauth" = "mcp", prefix = "") {
+  const bucket = `${prefix}${crypto.randomUUID()}`;
   return { bucket, url: `${env.MCP_SERVER_URL}/${kind}/${bucket}` };
 }
 
@@ -314,8 +314,9 @@ describe("MCP OAuth", () => {
     return { credential, callback };
   }
 
-  const oauthEvents = async (bucket: string) =>
-    (await fetch(`${env.MCP_SERVER_URL}/oauth-events/${bucket}`)).json<{ grant: string; ok: boolean }[]>();
+  /** The OAuth server's token grants for the bucket, once there are at least `count`. */
+  const oauthEvents = async (bucket: string, count = 0) =>
+    (await fetch(`${env.MCP_SERVER_URL}/oauth-events/${bucket}?count=${count}`)).json<{ grant: string; ok: boolean }[]>();
 
   it("authorizes with PKCE through Agentry's callback, refreshes before expiry, and ends runs clearly once the grant is revoked", async () => {
     const token = await createTenantToken(uniqueTenant("oauth"));
@@ -361,6 +362,34 @@ describe("MCP OAuth", () => {
       await (await api("/v1/credentials", {}, token)).json(),
     ]);
     expect(seen).not.toMatch(/at-[0-9a-f-]{36}|rt-[0-9a-f-]{36}/);
+  });
+
+  it("refreshes a credential once when two sessions need a new token at the same moment", async () => {
+    const token = await createTenantToken(uniqueTenant("oauth-race"));
+    // A slow token endpoint that rotates refresh tokens and revokes the grant when a rotated one is used again.
+    const { bucket, url } = mcpServer("oauth", "slow-");
+    await authorizedCredential(token, url);
+    const agent = await createAgent({ tools: [everything(url, { credential: "oauth-server" })] }, token);
+    const start = async (message: string) =>
+      (await postRun(agent.id, { input: `[[tool everything__echo {"message":"${message}"}]]`, background: true }, token)).json<{
+        run_id: string;
+      }>();
+    // The stored access token has 30 s left: the first session refreshes it; while the token endpoint
+    // holds that refresh, a second session needs a token too.
+    const first = await start("one");
+    await oauthEvents(bucket, 2);
+    const second = await start("two");
+    const finished = async (run: { run_id: string }) =>
+      (await api(`/v1/agents/${agent.id}/runs/${run.run_id}?wait=20`, {}, token)).json<Run>();
+    const runs = await Promise.all([finished(first), finished(second)]);
+    expect(runs.map((r) => [r.status, r.output])).toEqual([
+      ["completed", "everything__echo returned: Echo: one"],
+      ["completed", "everything__echo returned: Echo: two"],
+    ]);
+    expect(await oauthEvents(bucket)).toEqual([
+      { grant: "authorization_code", ok: true },
+      { grant: "refresh_token", ok: true },
+    ]);
   });
 
   it("refuses an mcp_oauth credential without server_url, a forged callback state, and an agent on another server_url", async () => {

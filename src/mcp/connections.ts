@@ -1,32 +1,33 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { McpTool } from "../agents";
 import { forgetCredential, loadCredential, type CredentialSecret } from "../credentials";
-import { credentialsKey, encryptSecret } from "../credentials/crypto";
-import { updateCredentialSecret } from "../db/credentials";
-import { accessToken } from "./oauth";
+import { freshToken } from "./oauth";
+import { oauthCredentialOf, type McpOAuthEnv } from "./oauth-credential-client";
 import { oauthStateSchema } from "./oauth-state";
 import { connectMcp, type McpEndpoint } from "./connect";
 import { McpServerError, statusOf } from "./errors";
 
 /**
- * An mcp_oauth credential's access token, refreshed (and the new tokens stored, encrypted) when it
- * expires within a minute; a refused refresh (revoked grant) throws McpServerError with `auth`.
+ * An mcp_oauth credential's access token: the cached one while it has more than a minute left (no
+ * round trip), else the one the credential's object answers (oauth-credential.ts: it refreshes once
+ * for every caller and stores the new tokens, encrypted); a refused refresh (revoked grant) throws
+ * McpServerError with `auth`.
  */
 async function oauthToken(env: McpEnv, tenant: string, server: McpTool, secret: CredentialSecret): Promise<string> {
   const parsed = oauthStateSchema.safeParse(secret.oauth);
   const id = server.credential ?? "";
   if (!parsed.success) throw new McpServerError(`MCP server ${server.server_label}: credential ${id} holds no OAuth state`, true);
-  const { token, changed } = await accessToken(parsed.data, server.server_label, env.ENVIRONMENT);
-  if (changed) {
-    const key = await credentialsKey(env.CREDENTIALS_KEY);
-    await updateCredentialSecret(env.DB, tenant, id, await encryptSecret(key, tenant, id, { ...secret, oauth: changed }));
-    forgetCredential(tenant, id);
-  }
-  return token;
+  const cached = freshToken(parsed.data, server.server_label);
+  if (cached !== null) return cached;
+  const answer = await oauthCredentialOf(env, tenant, id).token(tenant, id, server.server_label);
+  // The stored tokens changed (here or in another isolate): this isolate's copy is stale.
+  forgetCredential(tenant, id);
+  if ("error" in answer) throw new McpServerError(answer.error, true);
+  return answer.token;
 }
 
-/** What the connections read from the environment: the credentials' store and key, the fence's mode. */
-export type McpEnv = { DB: D1Database; CREDENTIALS_KEY?: string; LOOKUP_CACHE_MS?: string; ENVIRONMENT?: string };
+/** What the connections read from the environment: the credentials' store, key and objects, the fence's mode. */
+export type McpEnv = McpOAuthEnv & { DB: D1Database; CREDENTIALS_KEY?: string; LOOKUP_CACHE_MS?: string; ENVIRONMENT?: string };
 
 /**
  * The MCP clients of one drive of a run: one connection (one MCP session) per server, opened on

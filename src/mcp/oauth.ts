@@ -202,27 +202,29 @@ export async function finishOAuth(state: OAuthState, code: string, environment: 
 }
 
 /**
- * The access token to send, refreshed first when it expires within a minute: `changed` is the
- * state to store when it was. A refresh the server refuses (the grant was revoked or expired)
- * throws McpServerError with `auth`: the run ends, the user must authorize again.
+ * The stored access token when it has more than a minute left (or no expiry, or no refresh token
+ * to get another with), else null: it must be refreshed (`refreshTokens`). A credential never
+ * authorized throws McpServerError with `auth`.
  */
-export async function accessToken(
-  state: OAuthState,
-  label: string,
-  environment: string | undefined,
-): Promise<{ token: string; changed: OAuthState | null }> {
+export function freshToken(state: OAuthState, label: string): string | null {
   const tokens = state.tokens;
   if (!tokens)
     throw new McpServerError(`MCP server ${label}: the OAuth credential is not authorized yet (open its authorization_url)`, true);
   const fresh = tokens.expires_at === null || tokens.expires_at - Date.now() > REFRESH_MARGIN_MS;
-  if (fresh || !tokens.refresh_token) return { token: tokens.access_token, changed: null };
+  return fresh || !tokens.refresh_token ? tokens.access_token : null;
+}
+
+/**
+ * The state with new tokens from the refresh token (rotation kept: a new refresh token replaces
+ * the old one). A refresh the server refuses (the grant was revoked or expired) throws
+ * McpServerError with `auth`: the run ends, the user must authorize again.
+ */
+export async function refreshTokens(state: OAuthState, label: string, environment: string | undefined): Promise<OAuthState> {
+  const refreshToken = state.tokens?.refresh_token;
+  if (!refreshToken) throw new McpServerError(`MCP server ${label}: the OAuth credential holds no refresh token`, true);
   try {
-    const refreshed = await refreshAuthorization(state.authorization_server, {
-      ...common(state, environment),
-      refreshToken: tokens.refresh_token,
-    });
-    const changed = { ...state, tokens: tokensOf(refreshed, tokens) };
-    return { token: changed.tokens.access_token, changed };
+    const refreshed = await refreshAuthorization(state.authorization_server, { ...common(state, environment), refreshToken });
+    return { ...state, tokens: tokensOf(refreshed, state.tokens) };
   } catch (error) {
     throw new McpServerError(
       `MCP server ${label}: the OAuth grant was revoked or has expired (the refresh was refused: ${describeFailure(error)}); authorize the credential again`,

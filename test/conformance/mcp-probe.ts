@@ -6,7 +6,7 @@
 import { Buffer } from "node:buffer";
 import process from "node:process";
 import type { Agent, McpTool } from "../../src/agents";
-import { callMcpTool, listMcpTools, McpConnections } from "../../src/mcp";
+import { callMcpTool, listMcpTools, McpConnections, type McpEnv } from "../../src/mcp";
 import { beginOAuth, finishOAuth } from "../../src/mcp/oauth";
 
 // workerd has the TC39 base64 methods on Uint8Array (src/core/base64.ts); Node 22 does not yet.
@@ -58,7 +58,8 @@ async function main(): Promise<void> {
   };
   const agent = { id: "conformance", version: 1, provider: "mock", tools: [server] } as unknown as Agent;
   const signal = new AbortController().signal;
-  const env = { DB: undefined as unknown as D1Database, ENVIRONMENT: "development" };
+  // The server names no credential (the token is the probe's own): neither D1 nor the credentials' objects are used.
+  const env = { ENVIRONMENT: "development" } as unknown as McpEnv;
   const connections = new McpConnections({ env, tenant: "conformance", servers: [server], signal, ...(token ? { bearer: token } : {}) });
   try {
     const tools = await listMcpTools(agent, "conformance", connections, signal);

@@ -25,7 +25,7 @@ export const LONG_TOOL_NAME = "a.tool.whose.name.is.far.too.long.for.any.provide
  *   /sse/<bucket>                     the older HTTP+SSE transport only (a Streamable HTTP POST is 405)
  *   /oauth/<bucket>                   the same behind OAuth 2.1 (test/node/oauth-server.ts; its routes under /as/<bucket>)
  *   GET /received/<bucket>?count=N    the requests the bucket received (once there are N)
- *   GET /oauth-events/<bucket>        the OAuth server's token grants for the bucket
+ *   GET /oauth-events/<bucket>?count=N the OAuth server's token grants for the bucket (once there are N)
  */
 export async function startMcpServer(toolServerUrl: string): Promise<Server> {
   const sessions = new Map<string, { transport: WebStandardStreamableHTTPServerTransport; cleanup: () => void }>();
@@ -91,7 +91,7 @@ export async function startMcpServer(toolServerUrl: string): Promise<Server> {
 
   const handle = async (request: Request, bucket: string, kind: string): Promise<Response> => {
     const url = new URL(request.url);
-    if (kind === "oauth-events") return Response.json(oauth.events(bucket));
+    if (kind === "oauth-events") return Response.json(await oauth.events(bucket, Number(url.searchParams.get("count") ?? 0)));
     const oauthAnswer = await oauth.handle(request, url.pathname.split("/").slice(1));
     if (oauthAnswer) return oauthAnswer;
     if (kind === "received") {
