@@ -392,6 +392,31 @@ describe("MCP OAuth", () => {
     ]);
   });
 
+  it("ends a run whose tool needs a larger scope, naming it; authorizing again asks for it and the next turn works", async () => {
+    const token = await createTenantToken(uniqueTenant("oauth-scope"));
+    const { url } = mcpServer("oauth");
+    const { credential } = await authorizedCredential(token, url);
+    // The server's 401 asked for mcp:read; its `note` tool answers 403 insufficient_scope without notes:write.
+    expect(new URL(credential.authorization_url).searchParams.get("scope")).toBe("mcp:read");
+    const agent = await createAgent({ tools: [everything(url, { credential: "oauth-server" })] }, token);
+    const input = '[[tool everything__note {"text":"hello"}]]';
+    const refused = await runTurn(agent.id, { input }, token);
+    expect(refused.status).toBe("error");
+    expect(refused.error).toEqual({
+      type: "tool_error",
+      message:
+        'MCP server everything needs the scope "mcp:read notes:write" (it answered 403 insufficient_scope); authorize the credential oauth-server again (POST /v1/credentials/oauth-server/authorize) to grant it',
+      retryable: false,
+    });
+    const again = await api("/v1/credentials/oauth-server/authorize", { method: "POST" }, token);
+    const { authorization_url } = await again.json<{ authorization_url: string }>();
+    expect(new URL(authorization_url).searchParams.get("scope")).toBe("mcp:read notes:write");
+    const redirect = new URL((await fetch(authorization_url, { redirect: "manual" })).headers.get("location") ?? "");
+    expect((await api(`${redirect.pathname}${redirect.search}`, {}, null)).status).toBe(200);
+    const done = await runTurn(agent.id, { input }, token);
+    expect(done.output).toBe("everything__note returned: noted: hello");
+  });
+
   it("refuses an mcp_oauth credential without server_url, a forged callback state, and an agent on another server_url", async () => {
     const token = await createTenantToken(uniqueTenant("oauth-bad"));
     const missing = await api("/v1/credentials", { body: { id: "o", type: "mcp_oauth" } }, token);

@@ -5,7 +5,7 @@ import { freshToken } from "./oauth";
 import { oauthCredentialOf, type McpOAuthEnv } from "./oauth-credential-client";
 import { oauthStateSchema } from "./oauth-state";
 import { connectMcp, type McpEndpoint } from "./connect";
-import { McpServerError, statusOf } from "./errors";
+import { McpScopeError, McpServerError, statusOf } from "./errors";
 
 /**
  * An mcp_oauth credential's access token: the cached one while it has more than a minute left (no
@@ -46,6 +46,8 @@ export class McpConnections {
       signal: AbortSignal;
       /** A bearer token for servers without a credential (the conformance probe's OAuth token). */
       bearer?: string;
+      /** Told the scope a server without a credential needs (the conformance probe authorizes again with it). */
+      onScopeNeeded?: (label: string, scope: string) => void;
     },
   ) {}
 
@@ -56,8 +58,20 @@ export class McpConnections {
     return server;
   }
 
-  /** Runs `request` on the server's session, with one new session if the server forgot it. */
+  /**
+   * Runs `request` on the server's session, with one new session if the server forgot it. A 403
+   * `insufficient_scope` is recorded (scopeNeeded) and ends the run with an error naming the scope.
+   */
   async use<T>(label: string, request: (client: Client) => Promise<T>): Promise<T> {
+    try {
+      return await this.attempt(label, request);
+    } catch (error) {
+      if (error instanceof McpScopeError) throw await this.scopeNeeded(this.server(label), error.scope);
+      throw error;
+    }
+  }
+
+  private async attempt<T>(label: string, request: (client: Client) => Promise<T>): Promise<T> {
     const client = await this.client(label);
     try {
       return await request(client);
@@ -68,6 +82,36 @@ export class McpConnections {
       void client.close().catch(() => {});
       return request(await this.client(label));
     }
+  }
+
+  /**
+   * The server needs a larger scope than the token holds (docs/mcp.md, OAuth, step-up): a person
+   * must approve it, so it is not asked for here. An mcp_oauth credential records it (its next
+   * authorization asks for the union of its scope and this one, through its object so that no
+   * refresh overwrites it); the error says to authorize the credential again.
+   */
+  private async scopeNeeded(server: McpTool, scope: string): Promise<McpServerError> {
+    const { env, tenant } = this.context;
+    const label = server.server_label;
+    const id = server.credential;
+    if (id === null) {
+      this.context.onScopeNeeded?.(label, scope);
+      return new McpServerError(`MCP server ${label} needs the scope "${scope}" (it answered 403 insufficient_scope)`, true);
+    }
+    const loaded = await loadCredential(env, tenant, id).catch(() => null);
+    if (loaded?.info.type !== "mcp_oauth") {
+      return new McpServerError(
+        `MCP server ${label} needs the scope "${scope}" (it answered 403 insufficient_scope), which the token of credential ${id} lacks`,
+        true,
+      );
+    }
+    const recorded = await oauthCredentialOf(env, tenant, id).requireScope(tenant, id, label, scope);
+    forgetCredential(tenant, id);
+    const needed = "scope" in recorded && recorded.scope !== null ? recorded.scope : scope;
+    return new McpServerError(
+      `MCP server ${label} needs the scope "${needed}" (it answered 403 insufficient_scope); authorize the credential ${id} again (POST /v1/credentials/${id}/authorize) to grant it`,
+      true,
+    );
   }
 
   /** Closes every connection (the legacy transport's stream included); the servers' sessions are left to expire. */

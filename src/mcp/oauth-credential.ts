@@ -2,7 +2,7 @@ import { DurableObject } from "cloudflare:workers";
 import { credentialsKey, decryptSecret, encryptSecret } from "../credentials/crypto";
 import { findCredentialRow, updateCredentialSecret } from "../db/credentials";
 import { describeFailure } from "./errors";
-import { freshToken, refreshTokens } from "./oauth";
+import { freshToken, refreshTokens, widenScope } from "./oauth";
 import type { TokenAnswer } from "./oauth-credential-client";
 import { oauthStateSchema, type OAuthState } from "./oauth-state";
 
@@ -13,7 +13,7 @@ export type McpOAuthObjectEnv = { DB: D1Database; CREDENTIALS_KEY?: string; ENVI
  * The one writer of an mcp_oauth credential's OAuth state while runs use it (docs/mcp.md, OAuth):
  * one object per credential. Many authorization servers rotate refresh tokens and revoke the whole
  * grant when a rotated one is used again, so two sessions must never refresh with the same token:
- * here every change runs after the one before it, each reads the stored
+ * here every change (a refresh, a wider scope) runs after the one before it, each reads the stored
  * state afresh from D1 (never an isolate's cached copy), and callers asking for a token while a
  * refresh is in flight share its answer. A caller whose cached token still has more than a minute
  * left never comes here (src/mcp/connections.ts).
@@ -35,6 +35,19 @@ export class McpOAuthCredential extends DurableObject<McpOAuthObjectEnv> {
       this.refreshing = null;
     });
     return this.refreshing;
+  }
+
+  /**
+   * Records the larger scope a server asked for (a 403 `insufficient_scope`): the credential's next
+   * authorization (`POST /v1/credentials/{id}/authorize`) asks for it. Answers the scope now stored.
+   */
+  async requireScope(tenant: string, id: string, label: string, scope: string): Promise<{ scope: string | null } | { error: string }> {
+    return this.serially(async () => {
+      const { secret, state } = await this.read(tenant, id, label);
+      const wider = widenScope(state, scope);
+      if (wider) await this.write(tenant, id, secret, wider);
+      return { scope: (wider ?? state).scope };
+    });
   }
 
   /** Runs `change` after every change asked before it; a failure is answered, not thrown (it crosses RPC). */

@@ -15,6 +15,7 @@ import { BUILD_VERSION } from "../core/version";
 import { checkOutboundUrl, isRedirect } from "../core/url-guard";
 import { describeFailure, McpServerError } from "./errors";
 import type { OAuthState } from "./oauth-state";
+import { unionScope } from "./oauth-scope";
 
 /** An access token is refreshed when it has less than this left. */
 const REFRESH_MARGIN_MS = 60_000;
@@ -231,4 +232,14 @@ export async function refreshTokens(state: OAuthState, label: string, environmen
       true,
     );
   }
+}
+
+/**
+ * The state asking for `scope` too (a server's 403 `insufficient_scope` named it): its scope becomes
+ * the union of both, which the credential's next authorization asks for; null when it asks for all
+ * of `scope` already (authorizing again would not help).
+ */
+export function widenScope(state: OAuthState, scope: string): OAuthState | null {
+  const wider = unionScope(state.scope, scope);
+  return wider === null ? null : { ...state, scope: wider };
 }

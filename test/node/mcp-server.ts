@@ -18,7 +18,8 @@ export const LONG_TOOL_NAME = "a.tool.whose.name.is.far.too.long.for.any.provide
 /**
  * `@modelcontextprotocol/server-everything` served locally for the MCP tests, plus a few tools of
  * the tests' own on each session (`fail` → isError, `gate` → held at the tool server's gate of the
- * bucket, `restart` → the server forgets every session after answering, `LONG_TOOL_NAME`). Each
+ * bucket, `restart` → the server forgets every session after answering, `note` → on /oauth/, 403
+ * insufficient_scope unless the token holds `notes:write`, `LONG_TOOL_NAME`). Each
  * test uses its own bucket in the path:
  *   /mcp/<bucket>                     Streamable HTTP (POST, GET, DELETE); an unknown session id is 404
  *   /bearer/<bucket>                  the same, 401 without `Authorization: Bearer MCP_TEST_TOKEN`
@@ -57,6 +58,13 @@ export async function startMcpServer(toolServerUrl: string): Promise<Server> {
       restartPending = true;
       return { content: [{ type: "text", text: "restarting" }] };
     });
+    server.registerTool(
+      "note",
+      { description: "Writes a note (on /oauth/: needs the notes:write scope)", inputSchema: { text: z.string() } },
+      async ({ text }) => ({
+        content: [{ type: "text", text: `noted: ${text}` }],
+      }),
+    );
     server.registerTool(LONG_TOOL_NAME, { description: "A long name", inputSchema: { n: z.number().optional() } }, async () => ({
       content: [{ type: "text", text: "long name called" }],
     }));
@@ -111,6 +119,8 @@ export async function startMcpServer(toolServerUrl: string): Promise<Server> {
     let response: Response;
     if (kind === "oauth" && !oauth.authorized(bucket, request.headers.get("authorization"))) {
       response = oauth.unauthorized(bucket);
+    } else if (kind === "oauth" && entry.tool === "note" && !oauth.scopeOf(entry.authorization).includes("notes:write")) {
+      response = oauth.insufficientScope(bucket, "mcp:read notes:write");
     } else if (kind === "bearer" && request.headers.get("authorization") !== `Bearer ${MCP_TEST_TOKEN}`) {
       response = Response.json(
         { error: "invalid_token" },
