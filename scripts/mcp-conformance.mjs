@@ -40,6 +40,7 @@ const DEFAULT_SCENARIOS = [
   "auth/2025-03-26-oauth-metadata-backcompat",
   "auth/2025-03-26-oauth-endpoint-fallback",
   "auth/scope-step-up",
+  "sse-retry",
 ];
 const scenarios = process.argv.length > 2 ? process.argv.slice(2) : DEFAULT_SCENARIOS;
 const cli = join(root, "node_modules/@modelcontextprotocol/conformance/dist/index.js");

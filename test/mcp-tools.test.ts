@@ -8,14 +8,21 @@ import { api, createAgent, createTenantToken, uniqueTenant } from "./support/htt
 import { postRun, runTurn, transcriptOf, type Run } from "./support/runs";
 import { callsReceived, openGate } from "./support/tool-server";
 
-type Received = { method: string | null; tool: string | null; authorization: string | null; session: string | null; status: number };
+type Received = {
+  method: string | null;
+  tool: string | null;
+  authorization: string | null;
+  session: string | null;
+  status: number;
+  last_event_id?: string | null;
+};
 type ErrorBody = { error: { type: string; details: { fields?: { path: string; message: string }[] } } };
 
 /** The bearer token the MCP test server's `/bearer/…` routes take (test/node/mcp-server.ts). */
 const MCP_TEST_TOKEN = "mcp-test-token-0123456789";
 
 /** A fresh bucket of the MCP test server (test/node/mcp-server.ts) and its URL. */
-function mcpServer(kind: "mcp" | "bearer" | "sse" | "oauth" = "mcp", prefix = "") {
+function mcpServer(kind: "mcp" | "bearer" | "sse" | "oauth" | "resumable" = "mcp", prefix = "") {
   const bucket = `${prefix}${crypto.randomUUID()}`;
   return { bucket, url: `${env.MCP_SERVER_URL}/${kind}/${bucket}` };
 }
@@ -110,6 +117,19 @@ describe("MCP tools", () => {
       "initialize 200",
       "notifications/initialized 202",
       "tools/call 200",
+    ]);
+  });
+
+  it("gets the answer of a call whose stream the server closed by resuming it (GET with Last-Event-ID)", async () => {
+    const { bucket, url } = mcpServer("resumable");
+    const agent = await createAgent({ tools: [everything(url)] });
+    const run = await runTurn(agent.id, { input: "[[tool everything__break-stream {}]]" });
+    expect(run.output).toBe("everything__break-stream returned: answered after the stream was closed");
+    const requests = await received(bucket);
+    expect(requests.filter((r) => r.method === "tools/call")).toHaveLength(1);
+    // One GET reached the server: the resumption, after the last event the closed stream carried; the standalone stream was never opened.
+    expect(requests.filter((r) => r.method === "GET")).toEqual([
+      expect.objectContaining({ status: 200, last_event_id: expect.stringMatching(/^.+_\d{6}$/) }),
     ]);
   });
 

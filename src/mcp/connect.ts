@@ -18,14 +18,16 @@ const CONNECT_TIMEOUT_MS = 15_000;
  * The fetch every MCP request goes through: the outbound fence on each URL (the legacy transport
  * posts to an endpoint the server names), the credential's headers added here (the SDK never holds
  * them), redirects never followed, a 403 `insufficient_scope` thrown as McpScopeError (naming the
- * scope its challenge asks for). `noGetStream`: the optional GET stream of Streamable HTTP is
- * answered 405 locally, as by a server without one: Agentry takes no server-initiated requests,
- * and an open stream would hold one of the Worker's six connections for the whole run.
+ * scope its challenge asks for). `noGetStream`: the optional standalone GET stream of Streamable
+ * HTTP is answered 405 locally, as by a server without one: Agentry takes no server-initiated
+ * requests, and an open stream would hold one of the Worker's six connections for the whole run.
+ * A GET with `Last-Event-ID` goes out: it resumes a request's stream that the server closed before
+ * its answer (SEP-1699; the SDK sends it after the server's `retry` delay).
  */
 function fencedFetch(endpoint: McpEndpoint, noGetStream: boolean): typeof fetch {
   return async (input, init) => {
     const request = new Request(input, init);
-    if (noGetStream && request.method === "GET") return new Response(null, { status: 405 });
+    if (noGetStream && request.method === "GET" && !request.headers.has("last-event-id")) return new Response(null, { status: 405 });
     const refused = checkOutboundUrl(request.url, endpoint.environment);
     if (refused) throw new McpServerError(`MCP server ${endpoint.server_label}: URL refused: ${refused}`, false);
     const headers = new Headers(request.headers);

@@ -3,6 +3,7 @@ import { createServer as createHttpServer, type IncomingMessage, type Server, ty
 import { SSEServerTransport } from "@modelcontextprotocol/sdk/server/sse.js";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { createServer as createEverything } from "@modelcontextprotocol/server-everything/dist/server/index.js";
+import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import { oauthServer } from "./oauth-server";
 
@@ -10,7 +11,39 @@ import { oauthServer } from "./oauth-server";
 export const MCP_TEST_TOKEN = "mcp-test-token-0123456789";
 
 /** One request the MCP test server received: its JSON-RPC method and what the test checks. */
-type Received = { method: string | null; tool: string | null; authorization: string | null; session: string | null; status: number };
+type Received = {
+  method: string | null;
+  tool: string | null;
+  authorization: string | null;
+  session: string | null;
+  status: number;
+  /** A GET's `Last-Event-ID` (a resumed stream). */
+  last_event_id?: string | null;
+};
+
+/** Milliseconds a `/resumable/` server tells the client to wait before resuming a closed stream (its events' `retry`). */
+const RETRY_MS = 20;
+
+/**
+ * The events of `/resumable/` servers' streams, kept so that a client resuming a closed stream
+ * (`GET` with `Last-Event-ID`) gets the ones after it (the SDK's EventStore; ids `<stream>_<n>`).
+ */
+function eventStore() {
+  const events: { id: string; stream: string; message: JSONRPCMessage }[] = [];
+  return {
+    async storeEvent(stream: string, message: JSONRPCMessage) {
+      const id = `${stream}_${String(events.length).padStart(6, "0")}`;
+      events.push({ id, stream, message });
+      return id;
+    },
+    async replayEventsAfter(lastEventId: string, { send }: { send: (id: string, message: JSONRPCMessage) => Promise<void> }) {
+      const last = events.find((e) => e.id === lastEventId);
+      if (!last) return "";
+      for (const event of events) if (event.stream === last.stream && event.id > last.id) await send(event.id, event.message);
+      return last.stream;
+    },
+  };
+}
 
 /** A tool name over 64 characters with characters the providers refuse (names.ts cuts and hashes it). */
 export const LONG_TOOL_NAME = "a.tool.whose.name.is.far.too.long.for.any.provider.to.accept.as.it.is.v2";
@@ -24,6 +57,9 @@ export const LONG_TOOL_NAME = "a.tool.whose.name.is.far.too.long.for.any.provide
  *   /mcp/<bucket>                     Streamable HTTP (POST, GET, DELETE); an unknown session id is 404
  *   /bearer/<bucket>                  the same, 401 without `Authorization: Bearer MCP_TEST_TOKEN`
  *   /sse/<bucket>                     the older HTTP+SSE transport only (a Streamable HTTP POST is 405)
+ *   /resumable/<bucket>               Streamable HTTP whose streams can be resumed (SEP-1699): events carry ids and a
+ *                                     `retry`; its `break-stream` tool closes the call's stream, then answers
+ *                                     (the answer reaches a client that resumes with GET and Last-Event-ID)
  *   /oauth/<bucket>                   the same behind OAuth 2.1 (test/node/oauth-server.ts; its routes under /as/<bucket>)
  *   GET /received/<bucket>?count=N    the requests the bucket received (once there are N)
  *   GET /oauth-events/<bucket>?count=N the OAuth server's token grants for the bucket (once there are N)
@@ -65,13 +101,23 @@ export async function startMcpServer(toolServerUrl: string): Promise<Server> {
         content: [{ type: "text", text: `noted: ${text}` }],
       }),
     );
+    server.registerTool(
+      "break-stream",
+      { description: "Closes the call's stream, then answers", inputSchema: {} },
+      async (_args, extra) => {
+        extra.closeSSEStream?.();
+        // Answered after the client's retry delay: the answer goes to the resumed stream.
+        await new Promise((resolve) => setTimeout(resolve, RETRY_MS * 5));
+        return { content: [{ type: "text", text: "answered after the stream was closed" }] };
+      },
+    );
     server.registerTool(LONG_TOOL_NAME, { description: "A long name", inputSchema: { n: z.number().optional() } }, async () => ({
       content: [{ type: "text", text: "long name called" }],
     }));
     return { server, cleanup };
   };
 
-  const streamable = async (bucket: string, request: Request): Promise<Response> => {
+  const streamable = async (bucket: string, request: Request, resumable: boolean): Promise<Response> => {
     if (restartPending) {
       restartPending = false;
       for (const { transport, cleanup } of sessions.values()) {
@@ -92,6 +138,7 @@ export async function startMcpServer(toolServerUrl: string): Promise<Server> {
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => crypto.randomUUID(),
       onsessioninitialized: (id) => void sessions.set(id, { transport, cleanup }),
+      ...(resumable ? { eventStore: eventStore(), retryInterval: RETRY_MS } : {}),
     });
     await server.connect(transport);
     return transport.handleRequest(request);
@@ -129,10 +176,11 @@ export async function startMcpServer(toolServerUrl: string): Promise<Server> {
     } else if (kind === "sse") {
       response = new Response("Method Not Allowed", { status: 405 });
     } else {
-      response = await streamable(bucket, request);
+      response = await streamable(bucket, request, kind === "resumable");
     }
     entry.status = response.status;
     if (request.method === "POST") record(bucket, entry);
+    if (request.method === "GET") record(bucket, { ...entry, method: "GET", last_event_id: request.headers.get("last-event-id") });
     return response;
   };
 
