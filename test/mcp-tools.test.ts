@@ -412,6 +412,26 @@ describe("MCP OAuth", () => {
     ]);
   });
 
+  it("keeps an authorization started while a run refreshes the credential's token", async () => {
+    const token = await createTenantToken(uniqueTenant("oauth-restart"));
+    const { bucket, url } = mcpServer("oauth", "slow-");
+    await authorizedCredential(token, url);
+    const agent = await createAgent({ tools: [everything(url, { credential: "oauth-server" })] }, token);
+    const input = (message: string) => `[[tool everything__echo {"message":"${message}"}]]`;
+    const started = await (await postRun(agent.id, { input: input("one"), background: true }, token)).json<{ run_id: string }>();
+    // While the token endpoint holds the run's refresh, the user asks for a new authorization URL.
+    await oauthEvents(bucket, 2);
+    const again = await api("/v1/credentials/oauth-server/authorize", { method: "POST" }, token);
+    const { authorization_url } = await again.json<{ authorization_url: string }>();
+    const first = await (await api(`/v1/agents/${agent.id}/runs/${started.run_id}?wait=20`, {}, token)).json<Run>();
+    expect(first.output).toBe("everything__echo returned: Echo: one");
+    // The run stored its new tokens without undoing the pending authorization: the user completes it.
+    const redirect = new URL((await fetch(authorization_url, { redirect: "manual" })).headers.get("location") ?? "");
+    expect((await api(`${redirect.pathname}${redirect.search}`, {}, null)).status).toBe(200);
+    const next = await runTurn(agent.id, { input: input("two") }, token);
+    expect(next.output).toBe("everything__echo returned: Echo: two");
+  });
+
   it("ends a run whose tool needs a larger scope, naming it; authorizing again asks for it and the next turn works", async () => {
     const token = await createTenantToken(uniqueTenant("oauth-scope"));
     const { url } = mcpServer("oauth");

@@ -1,10 +1,9 @@
 import { DurableObject } from "cloudflare:workers";
-import { credentialsKey, decryptSecret, encryptSecret } from "../credentials/crypto";
-import { findCredentialRow, updateCredentialSecret } from "../db/credentials";
 import { describeFailure } from "./errors";
 import { freshToken, refreshTokens, widenScope } from "./oauth";
 import type { TokenAnswer } from "./oauth-credential-client";
-import { oauthStateSchema, type OAuthState } from "./oauth-state";
+import type { OAuthState } from "./oauth-state";
+import { changeOAuthState, readOAuthState } from "./oauth-store";
 
 /** What the object reads: the credentials' store and key, the outbound fence's mode. */
 export type McpOAuthObjectEnv = { DB: D1Database; CREDENTIALS_KEY?: string; ENVIRONMENT?: string };
@@ -14,8 +13,9 @@ export type McpOAuthObjectEnv = { DB: D1Database; CREDENTIALS_KEY?: string; ENVI
  * one object per credential. Many authorization servers rotate refresh tokens and revoke the whole
  * grant when a rotated one is used again, so two sessions must never refresh with the same token:
  * here every change (a refresh, a wider scope) runs after the one before it, each reads the stored
- * state afresh from D1 (never an isolate's cached copy), and callers asking for a token while a
- * refresh is in flight share its answer. A caller whose cached token still has more than a minute
+ * state afresh from D1 (never an isolate's cached copy) and stores only over what it read
+ * (oauth-store.ts: the routes that authorize it anew write it too), and callers asking for a token
+ * while a refresh is in flight share its answer. A caller whose cached token still has more than a minute
  * left never comes here (src/mcp/connections.ts).
  */
 export class McpOAuthCredential extends DurableObject<McpOAuthObjectEnv> {
@@ -25,12 +25,17 @@ export class McpOAuthCredential extends DurableObject<McpOAuthObjectEnv> {
   /** The stored access token if it is fresh (another caller refreshed it), else a refreshed one, stored encrypted. */
   token(tenant: string, id: string, label: string): Promise<TokenAnswer> {
     this.refreshing ??= this.serially(async () => {
-      const { secret, state } = await this.read(tenant, id, label);
+      const state = await this.read(tenant, id, label);
       const stored = freshToken(state, label);
       if (stored !== null) return { token: stored };
+      const used = state.tokens?.refresh_token;
       const refreshed = await refreshTokens(state, label, this.env.ENVIRONMENT);
-      await this.write(tenant, id, secret, refreshed);
-      return { token: refreshed.tokens?.access_token ?? "" };
+      // Kept unless the credential was authorized anew meanwhile (its new tokens win over these).
+      const now = await changeOAuthState(this.env, tenant, id, (current) =>
+        current.tokens?.refresh_token === used ? { ...current, tokens: refreshed.tokens } : null,
+      );
+      const token = now?.tokens?.access_token;
+      return token ? { token } : { error: `MCP server ${label}: credential ${id} is no longer authorized; authorize the credential again` };
     }).finally(() => {
       this.refreshing = null;
     });
@@ -41,12 +46,11 @@ export class McpOAuthCredential extends DurableObject<McpOAuthObjectEnv> {
    * Records the larger scope a server asked for (a 403 `insufficient_scope`): the credential's next
    * authorization (`POST /v1/credentials/{id}/authorize`) asks for it. Answers the scope now stored.
    */
-  async requireScope(tenant: string, id: string, label: string, scope: string): Promise<{ scope: string | null } | { error: string }> {
+  requireScope(tenant: string, id: string, label: string, scope: string): Promise<{ scope: string | null } | { error: string }> {
     return this.serially(async () => {
-      const { secret, state } = await this.read(tenant, id, label);
-      const wider = widenScope(state, scope);
-      if (wider) await this.write(tenant, id, secret, wider);
-      return { scope: (wider ?? state).scope };
+      const now = await changeOAuthState(this.env, tenant, id, (state) => widenScope(state, scope));
+      if (!now) throw new Error(`MCP server ${label}: credential ${id} holds no OAuth state`);
+      return { scope: now.scope };
     });
   }
 
@@ -57,17 +61,9 @@ export class McpOAuthCredential extends DurableObject<McpOAuthObjectEnv> {
     return next;
   }
 
-  private async read(tenant: string, id: string, label: string) {
-    const row = await findCredentialRow(this.env.DB, tenant, id);
-    if (!row) throw new Error(`MCP server ${label}: credential ${id} does not exist`);
-    const secret = await decryptSecret(await credentialsKey(this.env.CREDENTIALS_KEY), tenant, id, row.ciphertext);
-    const parsed = oauthStateSchema.safeParse(secret.oauth);
-    if (!parsed.success) throw new Error(`MCP server ${label}: credential ${id} holds no OAuth state`);
-    return { secret, state: parsed.data };
-  }
-
-  private async write(tenant: string, id: string, secret: Awaited<ReturnType<typeof decryptSecret>>, state: OAuthState) {
-    const key = await credentialsKey(this.env.CREDENTIALS_KEY);
-    await updateCredentialSecret(this.env.DB, tenant, id, await encryptSecret(key, tenant, id, { ...secret, oauth: state }));
+  private async read(tenant: string, id: string, label: string): Promise<OAuthState> {
+    const stored = await readOAuthState(this.env, tenant, id);
+    if (!stored) throw new Error(`MCP server ${label}: credential ${id} is not an authorized mcp_oauth credential`);
+    return stored.state;
   }
 }
