@@ -39,6 +39,11 @@ const DEFAULT_SCENARIOS = [
   "auth/pre-registration",
   "auth/2025-03-26-oauth-metadata-backcompat",
   "auth/2025-03-26-oauth-endpoint-fallback",
+  "auth/resource-mismatch",
+  "auth/scope-retry-limit",
+  "auth/offline-access-scope",
+  "auth/offline-access-not-supported",
+  "auth/basic-cimd",
   "auth/scope-step-up",
   "sse-retry",
 ];

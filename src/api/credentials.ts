@@ -170,7 +170,8 @@ const authorizeCredentialRoute = createRoute({
   ...common,
   method: "post",
   path: "/credentials/{id}/authorize",
-  summary: "Authorize an mcp_oauth credential again (after a revoked or expired grant): a new authorization_url",
+  summary:
+    "Authorize an mcp_oauth credential again (after a revoked or expired grant, or a server asked for a larger scope): a new authorization_url with the scope the credential now asks for",
   request: { params: credentialIdParams },
   responses: {
     200: {

@@ -1,9 +1,10 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { McpTool } from "../agents";
 import { forgetCredential, loadCredential, type CredentialSecret } from "../credentials";
-import { freshToken } from "./oauth";
+import { freshToken, widenScope } from "./oauth";
 import { oauthCredentialOf, type McpOAuthEnv } from "./oauth-credential-client";
 import { oauthStateSchema } from "./oauth-state";
+import { changeOAuthState } from "./oauth-store";
 import { connectMcp, type McpEndpoint } from "./connect";
 import { McpScopeError, McpServerError, statusOf } from "./errors";
 
@@ -87,8 +88,8 @@ export class McpConnections {
   /**
    * The server needs a larger scope than the token holds (docs/mcp.md, OAuth, step-up): a person
    * must approve it, so it is not asked for here. An mcp_oauth credential records it (its next
-   * authorization asks for the union of its scope and this one, through its object so that no
-   * refresh overwrites it); the error says to authorize the credential again.
+   * authorization asks for the union of its scope and this one; stored over the state as it is
+   * then, oauth-store.ts); the error says to authorize the credential again.
    */
   private async scopeNeeded(server: McpTool, scope: string): Promise<McpServerError> {
     const { env, tenant } = this.context;
@@ -105,9 +106,9 @@ export class McpConnections {
         true,
       );
     }
-    const recorded = await oauthCredentialOf(env, tenant, id).requireScope(tenant, id, label, scope);
+    const recorded = await changeOAuthState(env, tenant, id, (state) => widenScope(state, scope)).catch(() => null);
     forgetCredential(tenant, id);
-    const needed = "scope" in recorded && recorded.scope !== null ? recorded.scope : scope;
+    const needed = recorded?.scope ?? scope;
     return new McpServerError(
       `MCP server ${label} needs the scope "${needed}" (it answered 403 insufficient_scope); authorize the credential ${id} again (POST /v1/credentials/${id}/authorize) to grant it`,
       true,
