@@ -106,7 +106,7 @@ export async function startMcpServer(toolServerUrl: string): Promise<Server> {
       { description: "Closes the call's stream, then answers", inputSchema: {} },
       async (_args, extra) => {
         extra.closeSSEStream?.();
-        // Answered after the client's retry delay: the answer goes to the resumed stream.
+        // Answered after the client's retry delay (onto its resumed stream), or before a slow client resumes (replayed from the store).
         await new Promise((resolve) => setTimeout(resolve, RETRY_MS * 5));
         return { content: [{ type: "text", text: "answered after the stream was closed" }] };
       },
