@@ -140,7 +140,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Authorize an mcp_oauth credential again (after a revoked or expired grant): a new authorization_url */
+        /** Authorize an mcp_oauth credential again (after a revoked or expired grant, or a server asked for a larger scope): a new authorization_url with the scope the credential now asks for */
         post: operations["authorizeCredential"];
         delete?: never;
         options?: never;

@@ -39,6 +39,13 @@ const DEFAULT_SCENARIOS = [
   "auth/pre-registration",
   "auth/2025-03-26-oauth-metadata-backcompat",
   "auth/2025-03-26-oauth-endpoint-fallback",
+  "auth/resource-mismatch",
+  "auth/scope-retry-limit",
+  "auth/offline-access-scope",
+  "auth/offline-access-not-supported",
+  "auth/basic-cimd",
+  "auth/scope-step-up",
+  "sse-retry",
 ];
 const scenarios = process.argv.length > 2 ? process.argv.slice(2) : DEFAULT_SCENARIOS;
 const cli = join(root, "node_modules/@modelcontextprotocol/conformance/dist/index.js");

@@ -7,6 +7,7 @@ import { consumeWebhooks, WEBHOOKS_QUEUE } from "./webhooks";
 
 export { SessionObject } from "./session";
 export { TenantLedger } from "./budgets";
+export { McpOAuthCredential } from "./mcp/oauth-credential";
 
 const app = createApp();
 

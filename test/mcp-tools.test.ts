@@ -8,15 +8,22 @@ import { api, createAgent, createTenantToken, uniqueTenant } from "./support/htt
 import { postRun, runTurn, transcriptOf, type Run } from "./support/runs";
 import { callsReceived, openGate } from "./support/tool-server";
 
-type Received = { method: string | null; tool: string | null; authorization: string | null; session: string | null; status: number };
+type Received = {
+  method: string | null;
+  tool: string | null;
+  authorization: string | null;
+  session: string | null;
+  status: number;
+  last_event_id?: string | null;
+};
 type ErrorBody = { error: { type: string; details: { fields?: { path: string; message: string }[] } } };
 
 /** The bearer token the MCP test server's `/bearer/…` routes take (test/node/mcp-server.ts). */
 const MCP_TEST_TOKEN = "mcp-test-token-0123456789";
 
 /** A fresh bucket of the MCP test server (test/node/mcp-server.ts) and its URL. */
-function mcpServer(kind: "mcp" | "bearer" | "sse" | "oauth" = "mcp") {
-  const bucket = crypto.randomUUID();
+function mcpServer(kind: "mcp" | "bearer" | "sse" | "oauth" | "resumable" = "mcp", prefix = "") {
+  const bucket = `${prefix}${crypto.randomUUID()}`;
   return { bucket, url: `${env.MCP_SERVER_URL}/${kind}/${bucket}` };
 }
 
@@ -110,6 +117,19 @@ describe("MCP tools", () => {
       "initialize 200",
       "notifications/initialized 202",
       "tools/call 200",
+    ]);
+  });
+
+  it("gets the answer of a call whose stream the server closed by resuming it (GET with Last-Event-ID)", async () => {
+    const { bucket, url } = mcpServer("resumable");
+    const agent = await createAgent({ tools: [everything(url)] });
+    const run = await runTurn(agent.id, { input: "[[tool everything__break-stream {}]]" });
+    expect(run.output).toBe("everything__break-stream returned: answered after the stream was closed");
+    const requests = await received(bucket);
+    expect(requests.filter((r) => r.method === "tools/call")).toHaveLength(1);
+    // One GET reached the server: the resumption, after the last event the closed stream carried; the standalone stream was never opened.
+    expect(requests.filter((r) => r.method === "GET")).toEqual([
+      expect.objectContaining({ status: 200, last_event_id: expect.stringMatching(/^.+_\d{6}$/) }),
     ]);
   });
 
@@ -314,8 +334,9 @@ describe("MCP OAuth", () => {
     return { credential, callback };
   }
 
-  const oauthEvents = async (bucket: string) =>
-    (await fetch(`${env.MCP_SERVER_URL}/oauth-events/${bucket}`)).json<{ grant: string; ok: boolean }[]>();
+  /** The OAuth server's token grants for the bucket, once there are at least `count`. */
+  const oauthEvents = async (bucket: string, count = 0) =>
+    (await fetch(`${env.MCP_SERVER_URL}/oauth-events/${bucket}?count=${count}`)).json<{ grant: string; ok: boolean }[]>();
 
   it("authorizes with PKCE through Agentry's callback, refreshes before expiry, and ends runs clearly once the grant is revoked", async () => {
     const token = await createTenantToken(uniqueTenant("oauth"));
@@ -361,6 +382,79 @@ describe("MCP OAuth", () => {
       await (await api("/v1/credentials", {}, token)).json(),
     ]);
     expect(seen).not.toMatch(/at-[0-9a-f-]{36}|rt-[0-9a-f-]{36}/);
+  });
+
+  it("refreshes a credential once when two sessions need a new token at the same moment", async () => {
+    const token = await createTenantToken(uniqueTenant("oauth-race"));
+    // A slow token endpoint that rotates refresh tokens and revokes the grant when a rotated one is used again.
+    const { bucket, url } = mcpServer("oauth", "slow-");
+    await authorizedCredential(token, url);
+    const agent = await createAgent({ tools: [everything(url, { credential: "oauth-server" })] }, token);
+    const start = async (message: string) =>
+      (await postRun(agent.id, { input: `[[tool everything__echo {"message":"${message}"}]]`, background: true }, token)).json<{
+        run_id: string;
+      }>();
+    // The stored access token has 30 s left: the first session refreshes it; while the token endpoint
+    // holds that refresh, a second session needs a token too.
+    const first = await start("one");
+    await oauthEvents(bucket, 2);
+    const second = await start("two");
+    const finished = async (run: { run_id: string }) =>
+      (await api(`/v1/agents/${agent.id}/runs/${run.run_id}?wait=20`, {}, token)).json<Run>();
+    const runs = await Promise.all([finished(first), finished(second)]);
+    expect(runs.map((r) => [r.status, r.output])).toEqual([
+      ["completed", "everything__echo returned: Echo: one"],
+      ["completed", "everything__echo returned: Echo: two"],
+    ]);
+    expect(await oauthEvents(bucket)).toEqual([
+      { grant: "authorization_code", ok: true },
+      { grant: "refresh_token", ok: true },
+    ]);
+  });
+
+  it("keeps an authorization started while a run refreshes the credential's token", async () => {
+    const token = await createTenantToken(uniqueTenant("oauth-restart"));
+    const { bucket, url } = mcpServer("oauth", "slow-");
+    await authorizedCredential(token, url);
+    const agent = await createAgent({ tools: [everything(url, { credential: "oauth-server" })] }, token);
+    const input = (message: string) => `[[tool everything__echo {"message":"${message}"}]]`;
+    const started = await (await postRun(agent.id, { input: input("one"), background: true }, token)).json<{ run_id: string }>();
+    // While the token endpoint holds the run's refresh, the user asks for a new authorization URL.
+    await oauthEvents(bucket, 2);
+    const again = await api("/v1/credentials/oauth-server/authorize", { method: "POST" }, token);
+    const { authorization_url } = await again.json<{ authorization_url: string }>();
+    const first = await (await api(`/v1/agents/${agent.id}/runs/${started.run_id}?wait=20`, {}, token)).json<Run>();
+    expect(first.output).toBe("everything__echo returned: Echo: one");
+    // The run stored its new tokens without undoing the pending authorization: the user completes it.
+    const redirect = new URL((await fetch(authorization_url, { redirect: "manual" })).headers.get("location") ?? "");
+    expect((await api(`${redirect.pathname}${redirect.search}`, {}, null)).status).toBe(200);
+    const next = await runTurn(agent.id, { input: input("two") }, token);
+    expect(next.output).toBe("everything__echo returned: Echo: two");
+  });
+
+  it("ends a run whose tool needs a larger scope, naming it; authorizing again asks for it and the next turn works", async () => {
+    const token = await createTenantToken(uniqueTenant("oauth-scope"));
+    const { url } = mcpServer("oauth");
+    const { credential } = await authorizedCredential(token, url);
+    // The server's 401 asked for mcp:read; its `note` tool answers 403 insufficient_scope without notes:write.
+    expect(new URL(credential.authorization_url).searchParams.get("scope")).toBe("mcp:read");
+    const agent = await createAgent({ tools: [everything(url, { credential: "oauth-server" })] }, token);
+    const input = '[[tool everything__note {"text":"hello"}]]';
+    const refused = await runTurn(agent.id, { input }, token);
+    expect(refused.status).toBe("error");
+    expect(refused.error).toEqual({
+      type: "tool_error",
+      message:
+        'MCP server everything needs the scope "mcp:read notes:write" (it answered 403 insufficient_scope); authorize the credential oauth-server again (POST /v1/credentials/oauth-server/authorize) to grant it',
+      retryable: false,
+    });
+    const again = await api("/v1/credentials/oauth-server/authorize", { method: "POST" }, token);
+    const { authorization_url } = await again.json<{ authorization_url: string }>();
+    expect(new URL(authorization_url).searchParams.get("scope")).toBe("mcp:read notes:write");
+    const redirect = new URL((await fetch(authorization_url, { redirect: "manual" })).headers.get("location") ?? "");
+    expect((await api(`${redirect.pathname}${redirect.search}`, {}, null)).status).toBe(200);
+    const done = await runTurn(agent.id, { input }, token);
+    expect(done.output).toBe("everything__note returned: noted: hello");
   });
 
   it("refuses an mcp_oauth credential without server_url, a forged callback state, and an agent on another server_url", async () => {

@@ -1,7 +1,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { CLIENT_ID, nowIso } from "../core/ids";
 import { beginOAuth, reauthorize } from "../mcp/oauth";
-import { oauthStateSchema } from "../mcp/oauth-state";
+import { changeOAuthState } from "../mcp/oauth-store";
 import { McpServerError } from "../mcp/errors";
 import { OAUTH_CALLBACK_PATH } from "./oauth-callback";
 import {
@@ -14,16 +14,9 @@ import {
   forgetCredential,
 } from "../credentials";
 import type { CredentialInfo } from "../credentials";
-import { credentialsKey, decryptSecret, encryptSecret } from "../credentials/crypto";
+import { credentialsKey, encryptSecret } from "../credentials/crypto";
 import { extraHeadersSchema } from "../credentials/headers";
-import {
-  agentsUsingCredential,
-  deleteUnusedCredential,
-  findCredentialRow,
-  insertCredential,
-  listCredentials,
-  updateCredentialSecret,
-} from "../db/credentials";
+import { agentsUsingCredential, deleteUnusedCredential, findCredentialRow, insertCredential, listCredentials } from "../db/credentials";
 import { checkOutboundUrl } from "../core/url-guard";
 import { ApiError, invalidFields, notFound } from "./errors";
 import { idempotentCreate, idempotencyKeyHeaders } from "./idempotency";
@@ -177,7 +170,8 @@ const authorizeCredentialRoute = createRoute({
   ...common,
   method: "post",
   path: "/credentials/{id}/authorize",
-  summary: "Authorize an mcp_oauth credential again (after a revoked or expired grant): a new authorization_url",
+  summary:
+    "Authorize an mcp_oauth credential again (after a revoked or expired grant, or a server asked for a larger scope): a new authorization_url with the scope the credential now asks for",
   request: { params: credentialIdParams },
   responses: {
     200: {
@@ -276,13 +270,17 @@ export const credentialRoutes = newRouter()
     if (!row) throw notFound("credential", id);
     if (row.provider !== MCP_OAUTH_CREDENTIAL)
       throw invalidFields([{ path: "id", message: `credential ${id} is not an mcp_oauth credential` }]);
-    const key = await keyOrFail(c.env.CREDENTIALS_KEY);
-    const secret = await decryptSecret(key, tenant, id, row.ciphertext);
-    const state = oauthStateSchema.parse(secret.oauth);
-    const again = await reauthorize(state, tenant, id);
-    await updateCredentialSecret(c.env.DB, tenant, id, await encryptSecret(key, tenant, id, { ...secret, oauth: again.state }));
+    await keyOrFail(c.env.CREDENTIALS_KEY);
+    // Stored over the state it was made from only (a run's refresh may write the credential meanwhile: src/mcp/oauth-store.ts).
+    let authorizationUrl = "";
+    const stored = await changeOAuthState(c.env, tenant, id, async (state) => {
+      const again = await reauthorize(state, tenant, id);
+      authorizationUrl = again.authorization_url;
+      return again.state;
+    });
+    if (!stored) throw notFound("credential", id);
     forgetCredential(tenant, id);
-    return c.json({ id, authorization_url: again.authorization_url }, 200);
+    return c.json({ id, authorization_url: authorizationUrl }, 200);
   })
   .openapi(listCredentialsRoute, async (c) => {
     const { limit, cursor } = c.req.valid("query");

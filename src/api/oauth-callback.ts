@@ -1,11 +1,9 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { forgetCredential } from "../credentials";
-import { credentialsKey, decryptSecret, encryptSecret } from "../credentials/crypto";
-import { MCP_OAUTH_CREDENTIAL } from "../credentials";
-import { findCredentialRow, updateCredentialSecret } from "../db/credentials";
 import { describeFailure } from "../mcp/errors";
 import { decodeState, finishOAuth } from "../mcp/oauth";
-import { oauthStateSchema } from "../mcp/oauth-state";
+import type { OAuthState } from "../mcp/oauth-state";
+import { changeOAuthState, readOAuthState } from "../mcp/oauth-store";
 import { ApiError } from "./errors";
 import { errorResponses } from "./responses";
 import { newRouter } from "./router";
@@ -49,26 +47,23 @@ export const oauthCallbackRoutes = newRouter().openapi(callbackRoute, async (c) 
   };
   const target = decodeState(state);
   if (!target) return refused("state is not one of Agentry's");
-  const row = await findCredentialRow(c.env.DB, target.tenant, target.id);
-  if (!row || row.provider !== MCP_OAUTH_CREDENTIAL) return refused("no pending authorization for this state");
-  const key = await credentialsKey(c.env.CREDENTIALS_KEY);
-  const secret = await decryptSecret(key, target.tenant, target.id, row.ciphertext);
-  const parsed = oauthStateSchema.safeParse(secret.oauth);
-  if (!parsed.success || parsed.data.pending?.nonce !== target.nonce) return refused("no pending authorization for this state");
+  const stored = await readOAuthState(c.env, target.tenant, target.id);
+  if (stored?.state.pending?.nonce !== target.nonce) return refused("no pending authorization for this state");
   if (error || !code)
     return refused(`the authorization was not granted: ${error ?? "no code"}${error_description ? ` (${error_description})` : ""}`);
-  let authorized: typeof parsed.data;
+  let authorized: OAuthState;
   try {
-    authorized = await finishOAuth(parsed.data, code, c.env.ENVIRONMENT);
+    authorized = await finishOAuth(stored.state, code, c.env.ENVIRONMENT);
   } catch (failure) {
     return refused(`the authorization server refused the code: ${describeFailure(failure)}`);
   }
-  await updateCredentialSecret(
-    c.env.DB,
-    target.tenant,
-    target.id,
-    await encryptSecret(key, target.tenant, target.id, { ...secret, oauth: authorized }),
-  );
+  // The new tokens go onto the state as it is now (a run may have widened its scope meanwhile), if this authorization is still the pending one.
+  let applied = false;
+  await changeOAuthState(c.env, target.tenant, target.id, (current) => {
+    applied = current.pending?.nonce === target.nonce;
+    return applied ? { ...current, pending: null, tokens: authorized.tokens } : null;
+  });
+  if (!applied) return refused("the credential was authorized again meanwhile: use its newest authorization_url");
   forgetCredential(target.tenant, target.id);
   return c.html(
     page(`Credential ${target.id} is authorized: Agentry's agents can now use ${authorized.server_url}. You can close this window.`),

@@ -14,9 +14,22 @@ export async function insertCredential(d1: D1Database, row: CredentialRow): Prom
   return result.meta.changes > 0;
 }
 
-/** Replaces a credential's encrypted value (an MCP OAuth credential's tokens); false when it is gone. */
-export async function updateCredentialSecret(d1: D1Database, tenant: string, id: string, ciphertext: string): Promise<boolean> {
-  const result = await database(d1).update(credentials).set({ ciphertext }).where(one(tenant, id)).run();
+/**
+ * Replaces a credential's encrypted value (an MCP OAuth credential's state) if it still is
+ * `expected` (no one wrote it since it was read); false when it is gone or was changed meanwhile.
+ */
+export async function updateCredentialSecret(
+  d1: D1Database,
+  tenant: string,
+  id: string,
+  ciphertext: string,
+  expected: string,
+): Promise<boolean> {
+  const result = await database(d1)
+    .update(credentials)
+    .set({ ciphertext })
+    .where(and(one(tenant, id), eq(credentials.ciphertext, expected)))
+    .run();
   return result.meta.changes > 0;
 }
 

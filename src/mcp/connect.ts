@@ -1,10 +1,12 @@
+import { extractWWWAuthenticateParams } from "@modelcontextprotocol/sdk/client/auth.js";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker";
 import { checkOutboundUrl, isRedirect } from "../core/url-guard";
 import { BUILD_VERSION } from "../core/version";
-import { McpServerError, statusOf } from "./errors";
+import { McpScopeError, McpServerError, statusOf } from "./errors";
+import { scopeTokens } from "./oauth-scope";
 
 /** Where an MCP server is and what every request to it carries (its credential's headers). */
 export type McpEndpoint = { server_label: string; url: string; headers: Record<string, string>; environment: string | undefined };
@@ -15,14 +17,17 @@ const CONNECT_TIMEOUT_MS = 15_000;
 /**
  * The fetch every MCP request goes through: the outbound fence on each URL (the legacy transport
  * posts to an endpoint the server names), the credential's headers added here (the SDK never holds
- * them), redirects never followed. `noGetStream`: the optional GET stream of Streamable HTTP is
- * answered 405 locally, as by a server without one: Agentry takes no server-initiated requests,
- * and an open stream would hold one of the Worker's six connections for the whole run.
+ * them), redirects never followed, a 403 `insufficient_scope` thrown as McpScopeError (naming the
+ * scope its challenge asks for). `noGetStream`: the optional standalone GET stream of Streamable
+ * HTTP is answered 405 locally, as by a server without one: Agentry takes no server-initiated
+ * requests, and an open stream would hold one of the Worker's six connections for the whole run.
+ * A GET with `Last-Event-ID` goes out: it resumes a request's stream that the server closed before
+ * its answer (SEP-1699; the SDK sends it after the server's `retry` delay).
  */
 function fencedFetch(endpoint: McpEndpoint, noGetStream: boolean): typeof fetch {
   return async (input, init) => {
     const request = new Request(input, init);
-    if (noGetStream && request.method === "GET") return new Response(null, { status: 405 });
+    if (noGetStream && request.method === "GET" && !request.headers.has("last-event-id")) return new Response(null, { status: 405 });
     const refused = checkOutboundUrl(request.url, endpoint.environment);
     if (refused) throw new McpServerError(`MCP server ${endpoint.server_label}: URL refused: ${refused}`, false);
     const headers = new Headers(request.headers);
@@ -34,6 +39,14 @@ function fencedFetch(endpoint: McpEndpoint, noGetStream: boolean): typeof fetch 
         `MCP server ${endpoint.server_label} answered a redirect (status ${response.status}); redirects are not followed`,
         false,
       );
+    }
+    if (response.status === 403) {
+      const challenge = extractWWWAuthenticateParams(response);
+      const scope = challenge.error === "insufficient_scope" ? scopeTokens(challenge.scope ?? "") : "";
+      if (scope !== "") {
+        await response.body?.cancel();
+        throw new McpScopeError(endpoint.server_label, scope);
+      }
     }
     return response;
   };

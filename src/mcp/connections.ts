@@ -1,32 +1,34 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { McpTool } from "../agents";
 import { forgetCredential, loadCredential, type CredentialSecret } from "../credentials";
-import { credentialsKey, encryptSecret } from "../credentials/crypto";
-import { updateCredentialSecret } from "../db/credentials";
-import { accessToken } from "./oauth";
+import { freshToken, widenScope } from "./oauth";
+import { oauthCredentialOf, type McpOAuthEnv } from "./oauth-credential-client";
 import { oauthStateSchema } from "./oauth-state";
+import { changeOAuthState } from "./oauth-store";
 import { connectMcp, type McpEndpoint } from "./connect";
-import { McpServerError, statusOf } from "./errors";
+import { McpScopeError, McpServerError, statusOf } from "./errors";
 
 /**
- * An mcp_oauth credential's access token, refreshed (and the new tokens stored, encrypted) when it
- * expires within a minute; a refused refresh (revoked grant) throws McpServerError with `auth`.
+ * An mcp_oauth credential's access token: the cached one while it has more than a minute left (no
+ * round trip), else the one the credential's object answers (oauth-credential.ts: it refreshes once
+ * for every caller and stores the new tokens, encrypted); a refused refresh (revoked grant) throws
+ * McpServerError with `auth`.
  */
 async function oauthToken(env: McpEnv, tenant: string, server: McpTool, secret: CredentialSecret): Promise<string> {
   const parsed = oauthStateSchema.safeParse(secret.oauth);
   const id = server.credential ?? "";
   if (!parsed.success) throw new McpServerError(`MCP server ${server.server_label}: credential ${id} holds no OAuth state`, true);
-  const { token, changed } = await accessToken(parsed.data, server.server_label, env.ENVIRONMENT);
-  if (changed) {
-    const key = await credentialsKey(env.CREDENTIALS_KEY);
-    await updateCredentialSecret(env.DB, tenant, id, await encryptSecret(key, tenant, id, { ...secret, oauth: changed }));
-    forgetCredential(tenant, id);
-  }
-  return token;
+  const cached = freshToken(parsed.data, server.server_label);
+  if (cached !== null) return cached;
+  const answer = await oauthCredentialOf(env, tenant, id).token(tenant, id, server.server_label);
+  // The stored tokens changed (here or in another isolate): this isolate's copy is stale.
+  forgetCredential(tenant, id);
+  if ("error" in answer) throw new McpServerError(answer.error, true);
+  return answer.token;
 }
 
-/** What the connections read from the environment: the credentials' store and key, the fence's mode. */
-export type McpEnv = { DB: D1Database; CREDENTIALS_KEY?: string; LOOKUP_CACHE_MS?: string; ENVIRONMENT?: string };
+/** What the connections read from the environment: the credentials' store, key and objects, the fence's mode. */
+export type McpEnv = McpOAuthEnv & { DB: D1Database; CREDENTIALS_KEY?: string; LOOKUP_CACHE_MS?: string; ENVIRONMENT?: string };
 
 /**
  * The MCP clients of one drive of a run: one connection (one MCP session) per server, opened on
@@ -45,6 +47,8 @@ export class McpConnections {
       signal: AbortSignal;
       /** A bearer token for servers without a credential (the conformance probe's OAuth token). */
       bearer?: string;
+      /** Told the scope a server without a credential needs (the conformance probe authorizes again with it). */
+      onScopeNeeded?: (label: string, scope: string) => void;
     },
   ) {}
 
@@ -55,8 +59,20 @@ export class McpConnections {
     return server;
   }
 
-  /** Runs `request` on the server's session, with one new session if the server forgot it. */
+  /**
+   * Runs `request` on the server's session, with one new session if the server forgot it. A 403
+   * `insufficient_scope` is recorded (scopeNeeded) and ends the run with an error naming the scope.
+   */
   async use<T>(label: string, request: (client: Client) => Promise<T>): Promise<T> {
+    try {
+      return await this.attempt(label, request);
+    } catch (error) {
+      if (error instanceof McpScopeError) throw await this.scopeNeeded(this.server(label), error.scope);
+      throw error;
+    }
+  }
+
+  private async attempt<T>(label: string, request: (client: Client) => Promise<T>): Promise<T> {
     const client = await this.client(label);
     try {
       return await request(client);
@@ -67,6 +83,36 @@ export class McpConnections {
       void client.close().catch(() => {});
       return request(await this.client(label));
     }
+  }
+
+  /**
+   * The server needs a larger scope than the token holds (docs/mcp.md, OAuth, step-up): a person
+   * must approve it, so it is not asked for here. An mcp_oauth credential records it (its next
+   * authorization asks for the union of its scope and this one; stored over the state as it is
+   * then, oauth-store.ts); the error says to authorize the credential again.
+   */
+  private async scopeNeeded(server: McpTool, scope: string): Promise<McpServerError> {
+    const { env, tenant } = this.context;
+    const label = server.server_label;
+    const id = server.credential;
+    if (id === null) {
+      this.context.onScopeNeeded?.(label, scope);
+      return new McpServerError(`MCP server ${label} needs the scope "${scope}" (it answered 403 insufficient_scope)`, true);
+    }
+    const loaded = await loadCredential(env, tenant, id).catch(() => null);
+    if (loaded?.info.type !== "mcp_oauth") {
+      return new McpServerError(
+        `MCP server ${label} needs the scope "${scope}" (it answered 403 insufficient_scope), which the token of credential ${id} lacks`,
+        true,
+      );
+    }
+    const recorded = await changeOAuthState(env, tenant, id, (state) => widenScope(state, scope)).catch(() => null);
+    forgetCredential(tenant, id);
+    const needed = recorded?.scope ?? scope;
+    return new McpServerError(
+      `MCP server ${label} needs the scope "${needed}" (it answered 403 insufficient_scope); authorize the credential ${id} again (POST /v1/credentials/${id}/authorize) to grant it`,
+      true,
+    );
   }
 
   /** Closes every connection (the legacy transport's stream included); the servers' sessions are left to expire. */

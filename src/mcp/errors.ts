@@ -14,6 +14,21 @@ export class McpServerError extends Error {
   }
 }
 
+/**
+ * The server answered 403 `insufficient_scope` (its `WWW-Authenticate` challenge names the scope the
+ * request needs): a person must approve the larger scope, so the run ends with it (docs/mcp.md, OAuth).
+ */
+export class McpScopeError extends McpServerError {
+  constructor(
+    label: string,
+    /** The scope the server's challenge names (space-separated scope tokens). */
+    readonly scope: string,
+  ) {
+    super(`MCP server ${label} needs the scope "${scope}" (it answered 403 insufficient_scope)`, true);
+    this.name = "McpScopeError";
+  }
+}
+
 /** The HTTP status of an MCP SDK transport error (`StreamableHTTPError`, `SseError`), if it has one. */
 export function statusOf(error: unknown): number | null {
   if (typeof error !== "object" || error === null || !("code" in error)) return null;

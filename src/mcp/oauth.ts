@@ -15,6 +15,7 @@ import { BUILD_VERSION } from "../core/version";
 import { checkOutboundUrl, isRedirect } from "../core/url-guard";
 import { describeFailure, McpServerError } from "./errors";
 import type { OAuthState } from "./oauth-state";
+import { unionScope } from "./oauth-scope";
 
 /** An access token is refreshed when it has less than this left. */
 const REFRESH_MARGIN_MS = 60_000;
@@ -202,31 +203,43 @@ export async function finishOAuth(state: OAuthState, code: string, environment: 
 }
 
 /**
- * The access token to send, refreshed first when it expires within a minute: `changed` is the
- * state to store when it was. A refresh the server refuses (the grant was revoked or expired)
- * throws McpServerError with `auth`: the run ends, the user must authorize again.
+ * The stored access token when it has more than a minute left (or no expiry, or no refresh token
+ * to get another with), else null: it must be refreshed (`refreshTokens`). A credential never
+ * authorized throws McpServerError with `auth`.
  */
-export async function accessToken(
-  state: OAuthState,
-  label: string,
-  environment: string | undefined,
-): Promise<{ token: string; changed: OAuthState | null }> {
+export function freshToken(state: OAuthState, label: string): string | null {
   const tokens = state.tokens;
   if (!tokens)
     throw new McpServerError(`MCP server ${label}: the OAuth credential is not authorized yet (open its authorization_url)`, true);
   const fresh = tokens.expires_at === null || tokens.expires_at - Date.now() > REFRESH_MARGIN_MS;
-  if (fresh || !tokens.refresh_token) return { token: tokens.access_token, changed: null };
+  return fresh || !tokens.refresh_token ? tokens.access_token : null;
+}
+
+/**
+ * The state with new tokens from the refresh token (rotation kept: a new refresh token replaces
+ * the old one). A refresh the server refuses (the grant was revoked or expired) throws
+ * McpServerError with `auth`: the run ends, the user must authorize again.
+ */
+export async function refreshTokens(state: OAuthState, label: string, environment: string | undefined): Promise<OAuthState> {
+  const refreshToken = state.tokens?.refresh_token;
+  if (!refreshToken) throw new McpServerError(`MCP server ${label}: the OAuth credential holds no refresh token`, true);
   try {
-    const refreshed = await refreshAuthorization(state.authorization_server, {
-      ...common(state, environment),
-      refreshToken: tokens.refresh_token,
-    });
-    const changed = { ...state, tokens: tokensOf(refreshed, tokens) };
-    return { token: changed.tokens.access_token, changed };
+    const refreshed = await refreshAuthorization(state.authorization_server, { ...common(state, environment), refreshToken });
+    return { ...state, tokens: tokensOf(refreshed, state.tokens) };
   } catch (error) {
     throw new McpServerError(
       `MCP server ${label}: the OAuth grant was revoked or has expired (the refresh was refused: ${describeFailure(error)}); authorize the credential again`,
       true,
     );
   }
+}
+
+/**
+ * The state asking for `scope` too (a server's 403 `insufficient_scope` named it): its scope becomes
+ * the union of both, which the credential's next authorization asks for; null when it asks for all
+ * of `scope` already (authorizing again would not help).
+ */
+export function widenScope(state: OAuthState, scope: string): OAuthState | null {
+  const wider = unionScope(state.scope, scope);
+  return wider === null ? null : { ...state, scope: wider };
 }

@@ -2,12 +2,13 @@ import type { ProviderEnv } from "../providers";
 import type { RunMessage } from "../run-model";
 import type { WebhookMessage } from "../webhooks/message";
 import type { LedgerEnv } from "../budgets";
+import type { McpOAuthEnv } from "../mcp/oauth-credential-client";
 
 /**
  * The bindings, variables and secrets a session's object uses (the Worker's `Env`, src/env.ts,
  * extends it): the object depends on these, never on the Worker's whole environment.
  */
-export interface SessionEnv extends ProviderEnv, LedgerEnv {
+export interface SessionEnv extends ProviderEnv, LedgerEnv, McpOAuthEnv {
   DB: D1Database;
   /** Images and files of runs' input, keyed `tenant/session_id/media_id` (src/media). */
   MEDIA: R2Bucket;

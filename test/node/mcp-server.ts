@@ -3,6 +3,7 @@ import { createServer as createHttpServer, type IncomingMessage, type Server, ty
 import { SSEServerTransport } from "@modelcontextprotocol/sdk/server/sse.js";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { createServer as createEverything } from "@modelcontextprotocol/server-everything/dist/server/index.js";
+import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import { oauthServer } from "./oauth-server";
 
@@ -10,7 +11,39 @@ import { oauthServer } from "./oauth-server";
 export const MCP_TEST_TOKEN = "mcp-test-token-0123456789";
 
 /** One request the MCP test server received: its JSON-RPC method and what the test checks. */
-type Received = { method: string | null; tool: string | null; authorization: string | null; session: string | null; status: number };
+type Received = {
+  method: string | null;
+  tool: string | null;
+  authorization: string | null;
+  session: string | null;
+  status: number;
+  /** A GET's `Last-Event-ID` (a resumed stream). */
+  last_event_id?: string | null;
+};
+
+/** Milliseconds a `/resumable/` server tells the client to wait before resuming a closed stream (its events' `retry`). */
+const RETRY_MS = 20;
+
+/**
+ * The events of `/resumable/` servers' streams, kept so that a client resuming a closed stream
+ * (`GET` with `Last-Event-ID`) gets the ones after it (the SDK's EventStore; ids `<stream>_<n>`).
+ */
+function eventStore() {
+  const events: { id: string; stream: string; message: JSONRPCMessage }[] = [];
+  return {
+    async storeEvent(stream: string, message: JSONRPCMessage) {
+      const id = `${stream}_${String(events.length).padStart(6, "0")}`;
+      events.push({ id, stream, message });
+      return id;
+    },
+    async replayEventsAfter(lastEventId: string, { send }: { send: (id: string, message: JSONRPCMessage) => Promise<void> }) {
+      const last = events.find((e) => e.id === lastEventId);
+      if (!last) return "";
+      for (const event of events) if (event.stream === last.stream && event.id > last.id) await send(event.id, event.message);
+      return last.stream;
+    },
+  };
+}
 
 /** A tool name over 64 characters with characters the providers refuse (names.ts cuts and hashes it). */
 export const LONG_TOOL_NAME = "a.tool.whose.name.is.far.too.long.for.any.provider.to.accept.as.it.is.v2";
@@ -18,14 +51,18 @@ export const LONG_TOOL_NAME = "a.tool.whose.name.is.far.too.long.for.any.provide
 /**
  * `@modelcontextprotocol/server-everything` served locally for the MCP tests, plus a few tools of
  * the tests' own on each session (`fail` → isError, `gate` → held at the tool server's gate of the
- * bucket, `restart` → the server forgets every session after answering, `LONG_TOOL_NAME`). Each
+ * bucket, `restart` → the server forgets every session after answering, `note` → on /oauth/, 403
+ * insufficient_scope unless the token holds `notes:write`, `LONG_TOOL_NAME`). Each
  * test uses its own bucket in the path:
  *   /mcp/<bucket>                     Streamable HTTP (POST, GET, DELETE); an unknown session id is 404
  *   /bearer/<bucket>                  the same, 401 without `Authorization: Bearer MCP_TEST_TOKEN`
  *   /sse/<bucket>                     the older HTTP+SSE transport only (a Streamable HTTP POST is 405)
+ *   /resumable/<bucket>               Streamable HTTP whose streams can be resumed (SEP-1699): events carry ids and a
+ *                                     `retry`; its `break-stream` tool closes the call's stream, then answers
+ *                                     (the answer reaches a client that resumes with GET and Last-Event-ID)
  *   /oauth/<bucket>                   the same behind OAuth 2.1 (test/node/oauth-server.ts; its routes under /as/<bucket>)
  *   GET /received/<bucket>?count=N    the requests the bucket received (once there are N)
- *   GET /oauth-events/<bucket>        the OAuth server's token grants for the bucket
+ *   GET /oauth-events/<bucket>?count=N the OAuth server's token grants for the bucket (once there are N)
  */
 export async function startMcpServer(toolServerUrl: string): Promise<Server> {
   const sessions = new Map<string, { transport: WebStandardStreamableHTTPServerTransport; cleanup: () => void }>();
@@ -57,13 +94,30 @@ export async function startMcpServer(toolServerUrl: string): Promise<Server> {
       restartPending = true;
       return { content: [{ type: "text", text: "restarting" }] };
     });
+    server.registerTool(
+      "note",
+      { description: "Writes a note (on /oauth/: needs the notes:write scope)", inputSchema: { text: z.string() } },
+      async ({ text }) => ({
+        content: [{ type: "text", text: `noted: ${text}` }],
+      }),
+    );
+    server.registerTool(
+      "break-stream",
+      { description: "Closes the call's stream, then answers", inputSchema: {} },
+      async (_args, extra) => {
+        extra.closeSSEStream?.();
+        // Answered after the client's retry delay (onto its resumed stream), or before a slow client resumes (replayed from the store).
+        await new Promise((resolve) => setTimeout(resolve, RETRY_MS * 5));
+        return { content: [{ type: "text", text: "answered after the stream was closed" }] };
+      },
+    );
     server.registerTool(LONG_TOOL_NAME, { description: "A long name", inputSchema: { n: z.number().optional() } }, async () => ({
       content: [{ type: "text", text: "long name called" }],
     }));
     return { server, cleanup };
   };
 
-  const streamable = async (bucket: string, request: Request): Promise<Response> => {
+  const streamable = async (bucket: string, request: Request, resumable: boolean): Promise<Response> => {
     if (restartPending) {
       restartPending = false;
       for (const { transport, cleanup } of sessions.values()) {
@@ -84,6 +138,7 @@ export async function startMcpServer(toolServerUrl: string): Promise<Server> {
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => crypto.randomUUID(),
       onsessioninitialized: (id) => void sessions.set(id, { transport, cleanup }),
+      ...(resumable ? { eventStore: eventStore(), retryInterval: RETRY_MS } : {}),
     });
     await server.connect(transport);
     return transport.handleRequest(request);
@@ -91,7 +146,7 @@ export async function startMcpServer(toolServerUrl: string): Promise<Server> {
 
   const handle = async (request: Request, bucket: string, kind: string): Promise<Response> => {
     const url = new URL(request.url);
-    if (kind === "oauth-events") return Response.json(oauth.events(bucket));
+    if (kind === "oauth-events") return Response.json(await oauth.events(bucket, Number(url.searchParams.get("count") ?? 0)));
     const oauthAnswer = await oauth.handle(request, url.pathname.split("/").slice(1));
     if (oauthAnswer) return oauthAnswer;
     if (kind === "received") {
@@ -111,6 +166,8 @@ export async function startMcpServer(toolServerUrl: string): Promise<Server> {
     let response: Response;
     if (kind === "oauth" && !oauth.authorized(bucket, request.headers.get("authorization"))) {
       response = oauth.unauthorized(bucket);
+    } else if (kind === "oauth" && entry.tool === "note" && !oauth.scopeOf(entry.authorization).includes("notes:write")) {
+      response = oauth.insufficientScope(bucket, "mcp:read notes:write");
     } else if (kind === "bearer" && request.headers.get("authorization") !== `Bearer ${MCP_TEST_TOKEN}`) {
       response = Response.json(
         { error: "invalid_token" },
@@ -119,10 +176,11 @@ export async function startMcpServer(toolServerUrl: string): Promise<Server> {
     } else if (kind === "sse") {
       response = new Response("Method Not Allowed", { status: 405 });
     } else {
-      response = await streamable(bucket, request);
+      response = await streamable(bucket, request, kind === "resumable");
     }
     entry.status = response.status;
     if (request.method === "POST") record(bucket, entry);
+    if (request.method === "GET") record(bucket, { ...entry, method: "GET", last_event_id: request.headers.get("last-event-id") });
     return response;
   };
 
