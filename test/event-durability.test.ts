@@ -1,6 +1,6 @@
 import { abortAllDurableObjects, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { createAgent, api } from "./support/http";
 import { SseReader, storedEvents } from "./support/events";
 import { holdD1Batch, sessionStub, writesRunStatus } from "./support/held-d1";
@@ -66,6 +66,9 @@ describe("events are durable before anyone sees them", () => {
       return row.value;
     });
     await ringWatchdog(sessionId);
+    // The run is found by its id once the resumed object's first copy to D1 holds its row (the
+    // creation's copy died with the object): until then GET answers 404.
+    await vi.waitFor(async () => expect((await api(`/v1/agents/${agent.id}/runs/${runId}`)).status).toBe(200), { timeout: 10_000 });
     const run = await finalRun(agent.id, runId);
     expect(run.status).toBe("completed");
     expect(run.output).toBe("You said: hello");
