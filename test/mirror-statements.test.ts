@@ -16,6 +16,8 @@ import {
 } from "../src/session/store/mirror-statements";
 import type { EventRow, MirrorStatement } from "../src/session/store/session-store";
 import { unpackEvents } from "../src/session/store/event-packs";
+import { MESSAGE_PACK_GZ, packMessages } from "../src/session/store/message-packs";
+import { mirroredMessages } from "./support/mirror";
 
 const send = (statements: MirrorStatement[]) => env.DB.batch(statements.map((s) => env.DB.prepare(s.sql).bind(...s.params)));
 
@@ -95,6 +97,38 @@ describe("the mirror's statements (made with drizzle)", () => {
     const rows = (await env.DB.prepare("SELECT * FROM events WHERE session_id = ?").bind(sessionId).all<EventRow>()).results;
     expect(rows).toHaveLength(2);
     expect(unpackEvents(rows).map((e) => [e.seq, JSON.parse(e.data)])).toEqual([1, 2, 3, 4, 5].map((seq) => [seq, { text: String(seq) }]));
+  });
+
+  it("pack a batch's messages into one row, read back every message once after a batch D1 took is sent again with later ones", async () => {
+    const sessionId = `message-packs-${crypto.randomUUID()}`;
+    const message = (index: number) =>
+      mirrorMessage("default", sessionId, {
+        index,
+        run_id: index < 3 ? "run_a" : "run_b",
+        role: index % 2 === 0 ? "user" : "assistant",
+        content: [{ type: "text", text: `message ${index} ${'é"\\'.repeat(index)}` }],
+        created_at: `2026-01-01T00:00:0${index}.000Z`,
+      });
+    const first = await packMessages([message(0), mirrorLastSeq("default", sessionId, 3), message(1), message(2)]);
+    // The other statement keeps its place; the three messages are one row where the first one was.
+    expect(first).toHaveLength(2);
+    expect(first[1]).toEqual(mirrorLastSeq("default", sessionId, 3));
+    await send(first);
+    // A message alone stays a plain row; a batch sent again from an older outbox entry packs 1-4 under index 4.
+    await send(await packMessages([message(5)]));
+    await send(await packMessages([1, 2, 3, 4].map(message)));
+    const rows = (await env.DB.prepare("SELECT idx, role FROM messages WHERE session_id = ? ORDER BY idx").bind(sessionId).all()).results;
+    expect(rows).toEqual([
+      { idx: 2, role: MESSAGE_PACK_GZ },
+      { idx: 4, role: MESSAGE_PACK_GZ },
+      { idx: 5, role: "assistant" },
+    ]);
+    const unpacked = await mirroredMessages(sessionId);
+    const expected = [0, 1, 2, 3, 4, 5].map((index) => {
+      const [tenant, session, idx, run_id, role, content, created_at] = message(index).params;
+      return { tenant, session, idx, run_id, role, content, created_at };
+    });
+    expect(unpacked).toEqual(expected.map(({ idx, run_id, role, content, created_at }) => ({ idx, run_id, role, content, created_at })));
   });
 
   it("leave out of a batch the run upserts a later one of the same run supersedes, and D1 ends with the same rows", async () => {

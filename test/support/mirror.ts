@@ -1,5 +1,6 @@
 import { env } from "cloudflare:workers";
 import { gunzipPacks, unpackEvents } from "../../src/session/store/event-packs";
+import { type MessageRow, unpackMessages } from "../../src/session/store/message-packs";
 import type { EventRow } from "../../src/session/store/session-store";
 
 /**
@@ -11,4 +12,12 @@ export async function mirroredEventRows(column: "run_id" | "session_id", value: 
     .bind(value)
     .all<EventRow>();
   return unpackEvents(await gunzipPacks(results));
+}
+
+/** The messages the D1 mirror holds of a session, packs opened (src/session/store/message-packs.ts), in index order. */
+export async function mirroredMessages(sessionId: string): Promise<MessageRow[]> {
+  const { results } = await env.DB.prepare("SELECT idx, run_id, role, content, created_at FROM messages WHERE session_id = ? ORDER BY idx")
+    .bind(sessionId)
+    .all<MessageRow>();
+  return unpackMessages(results);
 }

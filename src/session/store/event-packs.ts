@@ -1,4 +1,4 @@
-import { decodeBase64, encodeBase64 } from "../../core/base64";
+import { gunzipText, gzipText } from "../../core/gzip-text";
 
 /** An event as the object's storage and the D1 mirror hold it (`data` is JSON text). */
 export type EventRow = { seq: number; run_id: string; type: string; data: string; created_at: string };
@@ -80,20 +80,10 @@ export function unpackEvents(rows: EventRow[]): EventRow[] {
   return [...bySeq.values()].sort((a, b) => a.seq - b.seq);
 }
 
-async function gzip(text: string): Promise<string> {
-  const stream = new Blob([text]).stream().pipeThrough(new CompressionStream("gzip"));
-  return encodeBase64(new Uint8Array(await new Response(stream).arrayBuffer()));
-}
-
-async function gunzip(base64: string): Promise<string> {
-  const stream = new Blob([decodeBase64(base64)]).stream().pipeThrough(new DecompressionStream("gzip"));
-  return new Response(stream).text();
-}
-
 /** Packs as D1 keeps them (EVENT_PACK_GZ); other rows as they are. */
 export const gzipPacks = (rows: EventRow[]): Promise<EventRow[]> =>
-  Promise.all(rows.map(async (row) => (row.type === EVENT_PACK ? { ...row, type: EVENT_PACK_GZ, data: await gzip(row.data) } : row)));
+  Promise.all(rows.map(async (row) => (row.type === EVENT_PACK ? { ...row, type: EVENT_PACK_GZ, data: await gzipText(row.data) } : row)));
 
 /** D1's rows with their gzipped packs opened back into plain packs (then `unpackEvents`). */
 export const gunzipPacks = (rows: EventRow[]): Promise<EventRow[]> =>
-  Promise.all(rows.map(async (row) => (row.type === EVENT_PACK_GZ ? { ...row, type: EVENT_PACK, data: await gunzip(row.data) } : row)));
+  Promise.all(rows.map(async (row) => (row.type === EVENT_PACK_GZ ? { ...row, type: EVENT_PACK, data: await gunzipText(row.data) } : row)));

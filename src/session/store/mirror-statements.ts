@@ -139,6 +139,27 @@ export const mirrorMessage = (tenant: string, sessionId: string, m: StoredMessag
     createdAt: m.created_at,
   });
 
+/** A message insert's values, when the statement is `mirrorMessage`'s (its parameters follow the table's columns). */
+export function messageInserted(
+  statement: MirrorStatement,
+): { tenant: string; sessionId: string; idx: number; runId: string; role: string; content: string; createdAt: string } | null {
+  if (statement.sql !== insertMessage.sql()) return null;
+  const [tenant, sessionId, idx, runId, role, content, createdAt] = statement.params;
+  if (typeof tenant !== "string" || typeof sessionId !== "string" || typeof idx !== "number" || typeof runId !== "string") return null;
+  if (typeof role !== "string" || typeof content !== "string" || typeof createdAt !== "string") return null;
+  return { tenant, sessionId, idx, runId, role, content, createdAt };
+}
+
+/** A row of messages packed together (message-packs.ts): keyed by its last message, `content` the pack. */
+export const mirrorMessagePack = (
+  tenant: string,
+  sessionId: string,
+  last: { idx: number; runId: string; createdAt: string },
+  role: string,
+  pack: string,
+): MirrorStatement =>
+  insertMessage({ tenant, sessionId, idx: last.idx, runId: last.runId, role, content: pack, createdAt: last.createdAt });
+
 /**
  * The rows travel as one JSON parameter that `json_each` unpacks: three bound parameters per
  * statement whatever the row count (D1 allows 100, which would cap a VALUES insert at 14 rows,

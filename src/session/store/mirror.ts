@@ -2,6 +2,7 @@ import { errorMessage } from "../../core/errors";
 import { nowIso } from "../../core/ids";
 import { log } from "../../core/log";
 import { gzipPacks, packEvents } from "./event-packs";
+import { packMessages } from "./message-packs";
 import { isQuarantineRecord, mirrorLastSeq, mirrorPacks, mirrorQuarantined, withoutSupersededRuns } from "./mirror-statements";
 import type { EventRow, MirrorStatement, SessionStore } from "./session-store";
 
@@ -71,7 +72,8 @@ export class Mirror {
         return true;
       }
       await Promise.all(units.map((unit) => this.gzipEvents(unit)));
-      const statements = withoutSupersededRuns(units.flatMap((u) => u.statements));
+      // The batch as D1 takes it: a run's last upsert alone, a session's messages packed (message-packs.ts).
+      const statements = await packMessages(withoutSupersededRuns(units.flatMap((u) => u.statements)));
       let results: D1Result[];
       try {
         results = await db.batch(statements.map((s) => db.prepare(s.sql).bind(...s.params)));

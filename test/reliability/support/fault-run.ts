@@ -3,6 +3,7 @@ import { env } from "cloudflare:workers";
 import { expect } from "vitest";
 import { api, createAgent } from "../../support/http";
 import { sessionStub } from "../../support/held-d1";
+import { mirroredMessages } from "../../support/mirror";
 import { runTurn, transcriptOf, type Run, type RunEvent } from "../../support/runs";
 import { callsReceived } from "../../support/tool-server";
 import { secretsIn } from "./secrets";
@@ -81,12 +82,7 @@ export async function expectIntact(
   expect(local.map((m) => [m.idx, m.role])).toEqual(transcript.map((m) => [m.index, m.role]));
   // The D1 mirror catches up through the object's outbox: wait for it, then compare row by row.
   const mirrored = await eventually(
-    async () =>
-      (
-        await env.DB.prepare("SELECT idx, role FROM messages WHERE tenant = 'default' AND session_id = ? ORDER BY idx")
-          .bind(sessionId)
-          .all<{ idx: number; role: string }>()
-      ).results,
+    () => mirroredMessages(sessionId),
     (rows) => rows.length >= local.length,
   );
   expect(mirrored.map((m) => [m.idx, m.role])).toEqual(local.map((m) => [m.idx, m.role]));
