@@ -185,7 +185,8 @@ export class Mirror {
     }
     const events = page.slice(0, count);
     const tenant = this.store.getMeta("tenant") ?? "";
-    const rows = packEvents(events);
+    // D1's packs hold a stretch of streamed pieces as one member (event-packs.ts): a fifth of their JSON.
+    const rows = packEvents(events, { stretches: true });
     const ceiling = mirrorLastSeq(tenant, sessionId, this.store.seqCeiling());
     const statements = [...mirrorPacks(tenant, sessionId, rows), ceiling];
     return { statements, entryId: null, lastSeq: events.at(-1)?.seq ?? null, rest: null, packs: { rows, ceiling } };
