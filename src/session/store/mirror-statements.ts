@@ -1,6 +1,7 @@
 import { and, eq, sql } from "drizzle-orm";
 import type { RunRecord } from "../../run-model/run-record";
 import type { WebhookEvent } from "../../webhooks/event-types";
+import { compactRunBody } from "../../run-model/compact-run-body";
 import { splitRun } from "../../run-model/run-inputs";
 import {
   compactions,
@@ -84,6 +85,36 @@ export const mirrorRun = (tenant: string, run: RunRecord, updatedAt: string): Mi
 /** The run a statement upserts, when it is `mirrorRun`'s (the run's id is its first parameter). */
 const runUpserted = (statement: MirrorStatement): string | null =>
   statement.sql === upsertRun.sql() && typeof statement.params[0] === "string" ? statement.params[0] : null;
+
+/** Where `upsertRun` puts the run's body among its parameters (drizzle orders them by the table's columns). */
+let bodyAt: number | undefined;
+const BODY_MARK = "\u0000body";
+const runBodyIndex = () =>
+  (bodyAt ??= upsertRun({
+    id: "",
+    tenant: "",
+    sessionId: "",
+    agentId: "",
+    agentVersion: 0,
+    status: "",
+    body: BODY_MARK,
+    createdAt: "",
+    updatedAt: "",
+  }).params.indexOf(BODY_MARK));
+
+/** A batch's statements with each run's body as D1 keeps it: its answer and checkpoints gzipped (compact-run-body.ts). */
+export const withCompactRunBodies = (statements: MirrorStatement[]): Promise<MirrorStatement[]> =>
+  Promise.all(
+    statements.map(async (statement) => {
+      const body = runUpserted(statement) === null ? undefined : statement.params[runBodyIndex()];
+      if (typeof body !== "string") return statement;
+      const compact = await compactRunBody(body);
+      if (compact === body) return statement;
+      const params = [...statement.params];
+      params[runBodyIndex()] = compact;
+      return { sql: statement.sql, params };
+    }),
+  );
 
 /**
  * A batch's statements without the run upserts a later one in the same batch supersedes: each

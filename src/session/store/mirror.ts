@@ -3,7 +3,14 @@ import { nowIso } from "../../core/ids";
 import { log } from "../../core/log";
 import { gzipPacks, packEvents } from "./event-packs";
 import { packMessages } from "./message-packs";
-import { isQuarantineRecord, mirrorLastSeq, mirrorPacks, mirrorQuarantined, withoutSupersededRuns } from "./mirror-statements";
+import {
+  isQuarantineRecord,
+  mirrorLastSeq,
+  mirrorPacks,
+  mirrorQuarantined,
+  withCompactRunBodies,
+  withoutSupersededRuns,
+} from "./mirror-statements";
 import type { EventRow, MirrorStatement, SessionStore } from "./session-store";
 
 /**
@@ -72,8 +79,8 @@ export class Mirror {
         return true;
       }
       await Promise.all(units.map((unit) => this.gzipEvents(unit)));
-      // The batch as D1 takes it: a run's last upsert alone, a session's messages packed (message-packs.ts).
-      const statements = await packMessages(withoutSupersededRuns(units.flatMap((u) => u.statements)));
+      // The batch as D1 takes it: a run's last upsert alone, its body compacted, a session's messages packed (message-packs.ts).
+      const statements = await packMessages(await withCompactRunBodies(withoutSupersededRuns(units.flatMap((u) => u.statements))));
       let results: D1Result[];
       try {
         results = await db.batch(statements.map((s) => db.prepare(s.sql).bind(...s.params)));
