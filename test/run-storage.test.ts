@@ -1,4 +1,4 @@
-import { openRunBody } from "../src/run-model/compact-run-body";
+import { openRunBody, openRunInputs } from "../src/run-model/compact-run-body";
 import { abortAllDurableObjects, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
@@ -60,7 +60,7 @@ async function mirroredRows(runId: string): Promise<Rows> {
   return {
     // Its answer and checkpoints gzipped when large (src/run-model/compact-run-body.ts), opened here.
     body: JSON.parse(await openRunBody(row!.body)) as Record<string, unknown>,
-    once: row!.once === null ? null : (JSON.parse(row!.once) as Record<string, unknown>),
+    once: row!.once === null ? null : (JSON.parse(await openRunInputs(row!.once)) as Record<string, unknown>),
   };
 }
 

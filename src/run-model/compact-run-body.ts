@@ -44,3 +44,19 @@ export async function openRunBody(body: string): Promise<string> {
   delete record[GZ];
   return JSON.stringify({ ...record, ...cold });
 }
+
+/**
+ * A run's write-once values as the D1 mirror keeps them (`run_inputs.body`): gzipped, in base64
+ * after a `gz:` mark (no query of D1 reads inside them; JSON text never starts so), when larger
+ * than COMPACT_OVER characters. Readers open them first (`openRunInputs`).
+ */
+const GZ_MARK = "gz:";
+
+export async function compactRunInputs(once: string): Promise<string> {
+  return once.length <= COMPACT_OVER ? once : `${GZ_MARK}${await gzipText(once)}`;
+}
+
+/** Write-once values as D1 holds them, as JSON text (a row written before compaction as it is). */
+export async function openRunInputs<T extends string | null>(once: T): Promise<T> {
+  return (once?.startsWith(GZ_MARK) ? await gunzipText(once.slice(GZ_MARK.length)) : once) as T;
+}

@@ -1,7 +1,7 @@
 import { and, eq, sql } from "drizzle-orm";
 import type { RunRecord } from "../../run-model/run-record";
 import type { WebhookEvent } from "../../webhooks/event-types";
-import { compactRunBody } from "../../run-model/compact-run-body";
+import { compactRunBody, compactRunInputs } from "../../run-model/compact-run-body";
 import { splitRun } from "../../run-model/run-inputs";
 import {
   compactions,
@@ -102,16 +102,24 @@ const runBodyIndex = () =>
     updatedAt: "",
   }).params.indexOf(BODY_MARK));
 
-/** A batch's statements with each run's body as D1 keeps it: its answer and checkpoints gzipped (compact-run-body.ts). */
+/** Where `insertRunInputs` puts the write-once values among its parameters. */
+let onceAt: number | undefined;
+const runInputsIndex = () => (onceAt ??= insertRunInputs({ id: "", tenant: "", sessionId: "", body: BODY_MARK }).params.indexOf(BODY_MARK));
+
+/**
+ * A batch's statements with each run's rows as D1 keeps them (compact-run-body.ts): its body's
+ * answer and checkpoints gzipped, its write-once values gzipped.
+ */
 export const withCompactRunBodies = (statements: MirrorStatement[]): Promise<MirrorStatement[]> =>
   Promise.all(
     statements.map(async (statement) => {
-      const body = runUpserted(statement) === null ? undefined : statement.params[runBodyIndex()];
-      if (typeof body !== "string") return statement;
-      const compact = await compactRunBody(body);
-      if (compact === body) return statement;
+      const at = runUpserted(statement) !== null ? runBodyIndex() : statement.sql === insertRunInputs.sql() ? runInputsIndex() : -1;
+      const value = statement.params[at];
+      if (typeof value !== "string") return statement;
+      const compact = at === runBodyIndex() ? await compactRunBody(value) : await compactRunInputs(value);
+      if (compact === value) return statement;
       const params = [...statement.params];
-      params[runBodyIndex()] = compact;
+      params[at] = compact;
       return { sql: statement.sql, params };
     }),
   );
