@@ -17,7 +17,7 @@ import {
 import type { EventRow, MirrorStatement } from "../src/session/store/session-store";
 import { packEvents, unpackEvents } from "../src/session/store/event-packs";
 import { MESSAGE_PACK_GZ, packMessages } from "../src/session/store/message-packs";
-import { mirroredMessages } from "./support/mirror";
+import { mirroredMessages, openedMirrorRow } from "./support/mirror";
 
 const send = (statements: MirrorStatement[]) => env.DB.batch(statements.map((s) => env.DB.prepare(s.sql).bind(...s.params)));
 
@@ -155,6 +155,9 @@ describe("the mirror's statements (made with drizzle)", () => {
       { idx: 4, role: MESSAGE_PACK_GZ },
       { idx: 5, role: "assistant" },
     ]);
+    // A scan for secrets reads packs opened (test/support/mirror.ts).
+    const [packRow] = (await env.DB.prepare("SELECT * FROM messages WHERE session_id = ? ORDER BY idx").bind(sessionId).all()).results;
+    expect(await openedMirrorRow(packRow as Record<string, unknown>)).toContain("message 1");
     const unpacked = await mirroredMessages(sessionId);
     const expected = [0, 1, 2, 3, 4, 5].map((index) => {
       const [tenant, session, idx, run_id, role, content, created_at] = message(index).params;

@@ -3,7 +3,7 @@ import { env } from "cloudflare:workers";
 import { expect } from "vitest";
 import { api, createAgent } from "../../support/http";
 import { sessionStub } from "../../support/held-d1";
-import { mirroredMessages } from "../../support/mirror";
+import { mirroredMessages, openedMirrorRow } from "../../support/mirror";
 import { runTurn, transcriptOf, type Run, type RunEvent } from "../../support/runs";
 import { callsReceived } from "../../support/tool-server";
 import { secretsIn } from "./secrets";
@@ -118,9 +118,13 @@ export async function expectNoStoredSecrets(sessionId: string): Promise<void> {
         .map((row) => JSON.stringify(row)),
     );
   });
-  const events = (await env.DB.prepare("SELECT data FROM events WHERE session_id = ?").bind(sessionId).all<{ data: string }>()).results.map(
-    (e) => e.data,
+  // D1's rows of the session with what the mirror gzipped opened (test/support/mirror.ts).
+  const mirrored = await Promise.all(
+    ["events", "messages", "runs", "run_inputs"].map(
+      async (table) => (await env.DB.prepare(`SELECT * FROM ${table} WHERE session_id = ?`).bind(sessionId).all()).results,
+    ),
   );
+  const events = await Promise.all(mirrored.flat().map(openedMirrorRow));
   expect(secretsIn([...rows, ...events].join("\n"))).toEqual([]);
   storedScan.object_rows_scanned += rows.length;
   storedScan.d1_event_rows_scanned += events.length;
