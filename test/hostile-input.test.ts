@@ -1,3 +1,4 @@
+import { openRunBody, openRunInputs } from "../src/run-model/compact-run-body";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { MAX_JSON_DEPTH, PRUNED } from "../src/core/json-depth";
@@ -145,7 +146,10 @@ describe("deeply nested JSON", () => {
       .bind(source.id)
       .first<{ body: string; once: string; created_at: string }>();
     // A row mirrored before the write-once split: everything in its body, no `run_inputs` row.
-    const whole = JSON.stringify({ ...(JSON.parse(row!.body) as object), ...(JSON.parse(row!.once) as object) });
+    const whole = JSON.stringify({
+      ...(JSON.parse(await openRunBody(row!.body)) as object),
+      ...(JSON.parse(await openRunInputs(row!.once)) as object),
+    });
     const body = whole
       .replaceAll(source.id, runId)
       .replaceAll(source.session_id, sessionId)

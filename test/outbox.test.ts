@@ -1,6 +1,8 @@
 import { abortAllDurableObjects, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { gunzipText } from "../src/core/gzip-text";
+import { MESSAGE_PACK_GZ } from "../src/session/store/message-packs";
 import { MAX_BATCH_CHARS, MAX_BATCH_STATEMENTS, QUARANTINE_AFTER } from "../src/session/store/mirror";
 import type { SessionStore } from "../src/session/store/session-store";
 import { storedEvents } from "./support/events";
@@ -8,7 +10,7 @@ import { sessionStub, wrapSessionD1, type SeenStatement } from "./support/held-d
 import { api, createAgent, createTenantToken, expectInvalid } from "./support/http";
 import { runTurn } from "./support/runs";
 import { callsReceived } from "./support/tool-server";
-import { mirroredEventRows } from "./support/mirror";
+import { mirroredEventRows, mirroredMessages } from "./support/mirror";
 
 /** What the object's mirror has not sent, has set aside, and whether its outbox timer is armed. */
 const mirrorState = (sessionId: string) =>
@@ -53,10 +55,14 @@ describe("the outbox to D1", () => {
     const agent = await createAgent();
     const sessionId = `quarantine-${crypto.randomUUID()}`;
     await runTurn(agent.id, { input: "first", session_id: sessionId });
-    const poisoned = (s: SeenStatement) =>
-      /INTO "?messages"?\s/i.test(s.sql) && s.params.includes("user") && JSON.stringify(s.params).includes("POISON");
+    // The user's message "POISON", alone or in a pack of the batch's messages (src/session/store/message-packs.ts).
+    const poisoned = async (s: SeenStatement) => {
+      if (!/INTO "?messages"?\s/i.test(s.sql)) return false;
+      const pack = s.params.includes(MESSAGE_PACK_GZ) ? await gunzipText(String(s.params[5])) : JSON.stringify(s.params);
+      return pack.includes("POISON") && pack.includes("user");
+    };
     await wrapSessionD1(sessionId, async (statements, send) => {
-      if (statements.some(poisoned)) throw new Error("D1_ERROR: string or blob too big: SQLITE_TOOBIG");
+      if ((await Promise.all(statements.map(poisoned))).some(Boolean)) throw new Error("D1_ERROR: string or blob too big: SQLITE_TOOBIG");
       return send();
     });
     const run = await runTurn(agent.id, { input: "POISON", session_id: sessionId });
@@ -74,10 +80,8 @@ describe("the outbox to D1", () => {
     // Everything but the rejected statement reached D1.
     expect(await mirroredStatus(run.id)).toBe("completed");
     expect(await mirroredEventSeqs(run.id)).toEqual((await storedEvents(agent.id, run.id)).map((e) => e.seq));
-    const messages = await env.DB.prepare("SELECT role, content FROM messages WHERE session_id = ? ORDER BY idx")
-      .bind(sessionId)
-      .all<{ role: string; content: string }>();
-    expect(messages.results.map((m) => m.role)).toEqual(["user", "assistant", "assistant"]);
+    const messages = await mirroredMessages(sessionId);
+    expect(messages.map((m) => m.role)).toEqual(["user", "assistant", "assistant"]);
 
     // The operator sees it: listed by the admin route and counted by the admin's health check.
     const listed = await api("/v1/quarantine?limit=100");

@@ -1,3 +1,4 @@
+import { openRunBody, openRunInputs } from "../src/run-model/compact-run-body";
 import { abortAllDurableObjects, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
@@ -57,14 +58,39 @@ async function mirroredRows(runId: string): Promise<Rows> {
     .bind(runId)
     .first<{ body: string; once: string | null }>();
   return {
-    body: JSON.parse(row!.body) as Record<string, unknown>,
-    once: row!.once === null ? null : (JSON.parse(row!.once) as Record<string, unknown>),
+    // Its answer and checkpoints gzipped when large (src/run-model/compact-run-body.ts), opened here.
+    body: JSON.parse(await openRunBody(row!.body)) as Record<string, unknown>,
+    once: row!.once === null ? null : (JSON.parse(await openRunInputs(row!.once)) as Record<string, unknown>),
   };
 }
 
 const clientTool = { type: "client", name: "ask", description: "asks the user", parameters: { type: "object", properties: {} } };
 
 describe("run storage in the D1 mirror", () => {
+  it("keeps a finished run's answer and checkpoints gzipped, its metrics where D1's queries read them, and reads the run back whole", async () => {
+    const agent = await createAgent();
+    const run = await runTurn(agent.id, { input: "[[words 150]]" });
+    expect(run.status).toBe("completed");
+    // The mirror copied the finished run before the answer (its finish drains the outbox).
+    const row = await env.DB.prepare("SELECT body, json_extract(body, '$.metrics.output_tokens') AS tokens FROM runs WHERE id = ?")
+      .bind(run.id)
+      .first<{ body: string; tokens: number }>();
+    const body = JSON.parse(row!.body) as Record<string, unknown>;
+    expect(body).toMatchObject({ status: "completed", _gz: expect.any(String) });
+    expect(body).not.toHaveProperty("output");
+    expect(body).not.toHaveProperty("checkpoints");
+    expect(row!.tokens).toBe(run.metrics.output_tokens);
+    const opened = JSON.parse(await openRunBody(row!.body)) as Record<string, unknown>;
+    expect(opened.output).toEqual(run.output);
+    expect(opened.checkpoints).toHaveLength(1);
+    // Read from D1: the agent's run list; and from D1 again after the object's storage is gone (a rebuild).
+    const listed = await (await api(`/v1/agents/${agent.id}/runs?limit=1`)).json<{ data: Run[] }>();
+    expect(listed.data[0]).toMatchObject({ id: run.id, output: run.output });
+    await runInDurableObject(stubOf(run.session_id), (_i, state) => state.storage.deleteAll());
+    await abortAllDurableObjects();
+    expect(await getRun(agent.id, run.id)).toEqual(run);
+  });
+
   it("holds the write-once values in run_inputs, and the run's body only what changes", async () => {
     const agent = await createAgent({ instructions: "y".repeat(20_000) });
     const schema = { type: "object", properties: { word: { type: "string" } }, required: ["word"] };

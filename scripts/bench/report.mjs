@@ -338,7 +338,7 @@ function costMisses(costs) {
   const d1 = costs.find((c) => c.kind === "streamed") ?? costs[0];
   if (d1 && d1.d1BytesPerRun > 5 * 1024) {
     out.push(
-      `- **D1 bytes per run** (${(d1.d1BytesPerRun / 1024).toFixed(1)} KB). A run keeps its gzipped events (about 4.5 KB), its run rows (about 4.5 KB: the changing body with its metrics and checkpoints), its messages (about 4 KB) and \`run_inputs\` (about 2 KB), with their indexes (measured with \`dbstat\`). What it would take: the events archived to R2 instead of D1, and the run rows and messages compressed or trimmed to what lists and a rebuild need.`,
+      `- **D1 bytes per run** (${(d1.d1BytesPerRun / 1024).toFixed(1)} KB). The figure is the growth of D1's file in whole 4 KB pages, which moves by hundreds of bytes per run with the pages a table happened to start; the rows themselves hold about 6.2 KB (\`dbstat\` payload, 2026-12-05): the run's gzipped event packs 2.1 KB (one per drain of the mirror, the terminal event's alone), its run row 1.5 KB (the answer and checkpoints gzipped, the metrics plain for D1's queries), its messages 1.1 KB (one gzipped row per mirror batch), its write-once values 0.7 KB (gzipped), keys and indexes 0.5 KB, and the session's row 0.3 KB; pages of rows of 1–2 KB fill to about three quarters. What it would take: a finished run's events archived to R2 as one gzipped object (one Class A write) instead of D1's packs, read by every reader of D1's events (docs/performance.md, "What a run costs").`,
     );
   }
   return out;

@@ -105,7 +105,8 @@ export const messages = sqliteTable(
     content: text().notNull(),
     createdAt: text().notNull(),
   },
-  (t) => [primaryKey({ columns: [t.tenant, t.sessionId, t.idx] }), index("messages_by_run").on(t.tenant, t.runId, t.idx)],
+  // No index by run: D1's messages are read by session alone (a rebuild; migration 0008 dropped `messages_by_run`).
+  (t) => [primaryKey({ columns: [t.tenant, t.sessionId, t.idx] })],
 );
 
 /** The stored event log (docs/api.md, Events): every event of a session, by its per-session seq. */
@@ -122,8 +123,9 @@ export const events = sqliteTable(
     createdAt: text().notNull(),
   },
   (t) => [
+    // No index by run: D1's events are read by session (a run's among them along the key; migration 0008
+    // dropped `events_by_run`, a row written per pack for a read that never came).
     primaryKey({ columns: [t.tenant, t.sessionId, t.seq] }),
-    index("events_by_run").on(t.tenant, t.runId, t.seq),
     index("events_by_age").on(t.createdAt),
   ],
 );

@@ -1,3 +1,4 @@
+import { openRunBody } from "../run-model/compact-run-body";
 import { and, desc, eq, inArray, lt, or, type SQL } from "drizzle-orm";
 import type { Cursor } from "../core/cursor";
 import type { RunRecord } from "../run-model";
@@ -41,7 +42,7 @@ export async function listSessions(d1: D1Database, tenant: string, agentId: stri
   for (const r of runRows) {
     // Run bodies are written only by the Session object, from a RunRecord.
     const list = runsOf.get(r.sessionId) ?? [];
-    list.push(parseStored<RunRecord>(r.body));
+    list.push(parseStored<RunRecord>(await openRunBody(r.body)));
     runsOf.set(r.sessionId, list);
   }
   return rows.map((row) => ({ ...row, runs: runsOf.get(row.id) ?? [] }));

@@ -4,6 +4,7 @@ import { describe, expect, it, type TestContext } from "vitest";
 import { SseReader } from "../support/events";
 import { api, createAgent } from "../support/http";
 import { sessionStub, wrapSessionD1, writesRunStatus } from "../support/held-d1";
+import { mirroredMessages } from "../support/mirror";
 import { deliverRunMessages, holdRunQueue } from "../support/run-queue";
 import { postRun, runTurn, transcriptOf, type Run, type RunEvent } from "../support/runs";
 import { callsReceived, openGate } from "../support/tool-server";
@@ -196,12 +197,7 @@ const faults: Record<string, (provider: Provider, round: number) => Promise<void
     // The tool's answer is recorded once when the continue was accepted, never when the cancel came first.
     expect(transcript.filter((m) => m.role === "tool").length).toBe(continuedRun.metrics.tool_calls);
     const mirrored = await eventually(
-      async () =>
-        (
-          await env.DB.prepare("SELECT idx FROM messages WHERE tenant = 'default' AND session_id = ? ORDER BY idx")
-            .bind(sessionId)
-            .all<{ idx: number }>()
-        ).results,
+      () => mirroredMessages(sessionId),
       (rows) => rows.length >= transcript.length,
     );
     expect(mirrored.map((m) => m.idx)).toEqual(transcript.map((m) => m.index));

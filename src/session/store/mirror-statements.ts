@@ -1,6 +1,7 @@
 import { and, eq, sql } from "drizzle-orm";
 import type { RunRecord } from "../../run-model/run-record";
 import type { WebhookEvent } from "../../webhooks/event-types";
+import { compactRunBody, compactRunInputs } from "../../run-model/compact-run-body";
 import { splitRun } from "../../run-model/run-inputs";
 import {
   compactions,
@@ -85,6 +86,44 @@ export const mirrorRun = (tenant: string, run: RunRecord, updatedAt: string): Mi
 const runUpserted = (statement: MirrorStatement): string | null =>
   statement.sql === upsertRun.sql() && typeof statement.params[0] === "string" ? statement.params[0] : null;
 
+/** Where `upsertRun` puts the run's body among its parameters (drizzle orders them by the table's columns). */
+let bodyAt: number | undefined;
+const BODY_MARK = "\u0000body";
+const runBodyIndex = () =>
+  (bodyAt ??= upsertRun({
+    id: "",
+    tenant: "",
+    sessionId: "",
+    agentId: "",
+    agentVersion: 0,
+    status: "",
+    body: BODY_MARK,
+    createdAt: "",
+    updatedAt: "",
+  }).params.indexOf(BODY_MARK));
+
+/** Where `insertRunInputs` puts the write-once values among its parameters. */
+let onceAt: number | undefined;
+const runInputsIndex = () => (onceAt ??= insertRunInputs({ id: "", tenant: "", sessionId: "", body: BODY_MARK }).params.indexOf(BODY_MARK));
+
+/**
+ * A batch's statements with each run's rows as D1 keeps them (compact-run-body.ts): its body's
+ * answer and checkpoints gzipped, its write-once values gzipped.
+ */
+export const withCompactRunBodies = (statements: MirrorStatement[]): Promise<MirrorStatement[]> =>
+  Promise.all(
+    statements.map(async (statement) => {
+      const at = runUpserted(statement) !== null ? runBodyIndex() : statement.sql === insertRunInputs.sql() ? runInputsIndex() : -1;
+      const value = statement.params[at];
+      if (typeof value !== "string") return statement;
+      const compact = at === runBodyIndex() ? await compactRunBody(value) : await compactRunInputs(value);
+      if (compact === value) return statement;
+      const params = [...statement.params];
+      params[at] = compact;
+      return { sql: statement.sql, params };
+    }),
+  );
+
 /**
  * A batch's statements without the run upserts a later one in the same batch supersedes: each
  * writes the whole changing row, so the last alone leaves D1 with the same row, and every one
@@ -138,6 +177,27 @@ export const mirrorMessage = (tenant: string, sessionId: string, m: StoredMessag
     content: JSON.stringify(m.content),
     createdAt: m.created_at,
   });
+
+/** A message insert's values, when the statement is `mirrorMessage`'s (its parameters follow the table's columns). */
+export function messageInserted(
+  statement: MirrorStatement,
+): { tenant: string; sessionId: string; idx: number; runId: string; role: string; content: string; createdAt: string } | null {
+  if (statement.sql !== insertMessage.sql()) return null;
+  const [tenant, sessionId, idx, runId, role, content, createdAt] = statement.params;
+  if (typeof tenant !== "string" || typeof sessionId !== "string" || typeof idx !== "number" || typeof runId !== "string") return null;
+  if (typeof role !== "string" || typeof content !== "string" || typeof createdAt !== "string") return null;
+  return { tenant, sessionId, idx, runId, role, content, createdAt };
+}
+
+/** A row of messages packed together (message-packs.ts): keyed by its last message, `content` the pack. */
+export const mirrorMessagePack = (
+  tenant: string,
+  sessionId: string,
+  last: { idx: number; runId: string; createdAt: string },
+  role: string,
+  pack: string,
+): MirrorStatement =>
+  insertMessage({ tenant, sessionId, idx: last.idx, runId: last.runId, role, content: pack, createdAt: last.createdAt });
 
 /**
  * The rows travel as one JSON parameter that `json_each` unpacks: three bound parameters per

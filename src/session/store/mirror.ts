@@ -2,7 +2,15 @@ import { errorMessage } from "../../core/errors";
 import { nowIso } from "../../core/ids";
 import { log } from "../../core/log";
 import { gzipPacks, packEvents } from "./event-packs";
-import { isQuarantineRecord, mirrorLastSeq, mirrorPacks, mirrorQuarantined, withoutSupersededRuns } from "./mirror-statements";
+import { packMessages } from "./message-packs";
+import {
+  isQuarantineRecord,
+  mirrorLastSeq,
+  mirrorPacks,
+  mirrorQuarantined,
+  withCompactRunBodies,
+  withoutSupersededRuns,
+} from "./mirror-statements";
 import type { EventRow, MirrorStatement, SessionStore } from "./session-store";
 
 /**
@@ -71,7 +79,8 @@ export class Mirror {
         return true;
       }
       await Promise.all(units.map((unit) => this.gzipEvents(unit)));
-      const statements = withoutSupersededRuns(units.flatMap((u) => u.statements));
+      // The batch as D1 takes it: a run's last upsert alone, its body compacted, a session's messages packed (message-packs.ts).
+      const statements = await packMessages(await withCompactRunBodies(withoutSupersededRuns(units.flatMap((u) => u.statements))));
       let results: D1Result[];
       try {
         results = await db.batch(statements.map((s) => db.prepare(s.sql).bind(...s.params)));
@@ -183,7 +192,8 @@ export class Mirror {
     }
     const events = page.slice(0, count);
     const tenant = this.store.getMeta("tenant") ?? "";
-    const rows = packEvents(events);
+    // D1's packs hold a stretch of streamed pieces as one member (event-packs.ts): a fifth of their JSON.
+    const rows = packEvents(events, { stretches: true });
     const ceiling = mirrorLastSeq(tenant, sessionId, this.store.seqCeiling());
     const statements = [...mirrorPacks(tenant, sessionId, rows), ceiling];
     return { statements, entryId: null, lastSeq: events.at(-1)?.seq ?? null, rest: null, packs: { rows, ceiling } };

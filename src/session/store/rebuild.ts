@@ -3,7 +3,9 @@ import { database } from "../../db/client";
 import { events, messages, runInputs, runs, sessions } from "../../db/schema";
 import type { Block, Role } from "../../core/messages";
 import type { SessionStore } from "./session-store";
+import { openRunBody, openRunInputs } from "../../run-model/compact-run-body";
 import { parseRunRow } from "../../run-model/run-inputs";
+import { unpackMessages } from "./message-packs";
 import { mirrorRunInputs } from "./mirror-statements";
 import { parseStored } from "../../core/json-depth";
 
@@ -59,6 +61,7 @@ export async function rebuildFromMirror(store: SessionStore, db: D1Database, ten
           .where(and(eq(events.tenant, tenant), eq(events.sessionId, sessionId))),
       ])
     : [[], [], []];
+  const transcript = await unpackMessages(messageRows);
   store.createSchema();
   store.setMeta("tenant", tenant);
   if (session) {
@@ -72,7 +75,7 @@ export async function rebuildFromMirror(store: SessionStore, db: D1Database, ten
     store.setMeta("events_floor", String(storedSeq));
     store.setMeta("events_mirrored", String(storedSeq));
     for (const row of runRows) {
-      const run = parseRunRow(row, "D1 rebuild");
+      const run = parseRunRow({ body: await openRunBody(row.body), once: await openRunInputs(row.once) }, "D1 rebuild");
       store.putRun(run);
       // Mirrored before the split (run-inputs.ts): D1 gets the write-once row before any later
       // save of the run replaces its body with the changing part alone.
@@ -81,7 +84,7 @@ export async function rebuildFromMirror(store: SessionStore, db: D1Database, ten
       store.markOpened(run.id);
       if (run.status === "pending" || run.status === "running" || run.status === "paused") store.setMeta("active_run_id", run.id);
     }
-    for (const row of messageRows) {
+    for (const row of transcript) {
       const content = parseStored<Block[]>(row.content);
       store.appendMessage({ index: row.idx, run_id: row.run_id, role: row.role as Role, content, created_at: row.created_at });
       for (const block of content) {
@@ -93,5 +96,5 @@ export async function rebuildFromMirror(store: SessionStore, db: D1Database, ten
   }
   // Written last: its presence is what marks the storage as initialised.
   store.setMeta("session_id", sessionId);
-  return { runs: runRows.length, messages: messageRows.length };
+  return { runs: runRows.length, messages: transcript.length };
 }

@@ -3,6 +3,7 @@ import { env } from "cloudflare:workers";
 import { expect } from "vitest";
 import { api, createAgent } from "../../support/http";
 import { sessionStub } from "../../support/held-d1";
+import { mirroredMessages, openedMirrorRow } from "../../support/mirror";
 import { runTurn, transcriptOf, type Run, type RunEvent } from "../../support/runs";
 import { callsReceived } from "../../support/tool-server";
 import { secretsIn } from "./secrets";
@@ -81,12 +82,7 @@ export async function expectIntact(
   expect(local.map((m) => [m.idx, m.role])).toEqual(transcript.map((m) => [m.index, m.role]));
   // The D1 mirror catches up through the object's outbox: wait for it, then compare row by row.
   const mirrored = await eventually(
-    async () =>
-      (
-        await env.DB.prepare("SELECT idx, role FROM messages WHERE tenant = 'default' AND session_id = ? ORDER BY idx")
-          .bind(sessionId)
-          .all<{ idx: number; role: string }>()
-      ).results,
+    () => mirroredMessages(sessionId),
     (rows) => rows.length >= local.length,
   );
   expect(mirrored.map((m) => [m.idx, m.role])).toEqual(local.map((m) => [m.idx, m.role]));
@@ -122,9 +118,13 @@ export async function expectNoStoredSecrets(sessionId: string): Promise<void> {
         .map((row) => JSON.stringify(row)),
     );
   });
-  const events = (await env.DB.prepare("SELECT data FROM events WHERE session_id = ?").bind(sessionId).all<{ data: string }>()).results.map(
-    (e) => e.data,
+  // D1's rows of the session with what the mirror gzipped opened (test/support/mirror.ts).
+  const mirrored = await Promise.all(
+    ["events", "messages", "runs", "run_inputs"].map(
+      async (table) => (await env.DB.prepare(`SELECT * FROM ${table} WHERE session_id = ?`).bind(sessionId).all()).results,
+    ),
   );
+  const events = await Promise.all(mirrored.flat().map(openedMirrorRow));
   expect(secretsIn([...rows, ...events].join("\n"))).toEqual([]);
   storedScan.object_rows_scanned += rows.length;
   storedScan.d1_event_rows_scanned += events.length;
