@@ -1,10 +1,10 @@
 import { abortAllDurableObjects, runInDurableObject } from "cloudflare:test";
-import { env } from "cloudflare:workers";
+import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { McpTool } from "../client/index.ts";
 import { testClient } from "./support/client";
 import { storedEvents } from "./support/events";
-import { api, createAgent, createTenantToken, uniqueTenant } from "./support/http";
+import { api, apiRequest, createAgent, createTenantToken, uniqueTenant } from "./support/http";
 import { postRun, runTurn, transcriptOf, type Run } from "./support/runs";
 import { callsReceived, openGate } from "./support/tool-server";
 
@@ -410,6 +410,46 @@ describe("MCP OAuth", () => {
       { grant: "authorization_code", ok: true },
       { grant: "refresh_token", ok: true },
     ]);
+  });
+
+  it("names itself by its client metadata document's URL where the server takes one (CIMD), over https; registers where it does not", async () => {
+    const token = await createTenantToken(uniqueTenant("oauth-cimd"));
+    // Agentry served over https (as deployed): its client metadata document can be fetched by an authorization server.
+    const overHttps = (path: string, init: Parameters<typeof apiRequest>[1] = {}, key: string | null = token) => {
+      const request = apiRequest(path, init, key);
+      return exports.default.fetch(new Request(request.url.replace("http://", "https://"), request));
+    };
+    const document = await overHttps("/oauth/client-metadata.json", {}, null);
+    expect(document.status).toBe(200);
+    expect(await document.json()).toEqual({
+      client_id: "https://agentry.test/oauth/client-metadata.json",
+      client_name: "Agentry",
+      redirect_uris: ["https://agentry.test/oauth/callback"],
+      grant_types: ["authorization_code", "refresh_token"],
+      response_types: ["code"],
+      token_endpoint_auth_method: "none",
+    });
+
+    const { url } = mcpServer("oauth", "cimd-");
+    const created = await overHttps("/v1/credentials", { body: { id: "cimd", type: "mcp_oauth", server_url: url } });
+    expect(created.status).toBe(201);
+    const { authorization_url } = await created.json<{ authorization_url: string }>();
+    const asked = new URL(authorization_url).searchParams;
+    expect([asked.get("client_id"), asked.get("redirect_uri")]).toEqual([
+      "https://agentry.test/oauth/client-metadata.json",
+      "https://agentry.test/oauth/callback",
+    ]);
+    const callback = new URL((await fetch(authorization_url, { redirect: "manual" })).headers.get("location") ?? "");
+    const landed = await overHttps(`${callback.pathname}${callback.search}`, {}, null);
+    expect(landed.status).toBe(200);
+    const agent = await createAgent({ tools: [everything(url, { credential: "cimd" })] }, token);
+    const run = await runTurn(agent.id, { input: '[[tool everything__echo {"message":"by document"}]]' }, token);
+    expect(run.output).toBe("everything__echo returned: Echo: by document");
+
+    // Over http no server could fetch the document: the same server gets a registered client.
+    const plain = await api("/v1/credentials", { body: { id: "cimd-http", type: "mcp_oauth", server_url: url } }, token);
+    const registered = new URL((await plain.json<{ authorization_url: string }>()).authorization_url).searchParams.get("client_id");
+    expect(registered).toMatch(/^client-[0-9a-f-]{36}$/);
   });
 
   it("keeps an authorization started while a run refreshes the credential's token", async () => {

@@ -3,7 +3,7 @@ import { CLIENT_ID, nowIso } from "../core/ids";
 import { beginOAuth, reauthorize } from "../mcp/oauth";
 import { changeOAuthState } from "../mcp/oauth-store";
 import { McpServerError } from "../mcp/errors";
-import { OAUTH_CALLBACK_PATH } from "./oauth-callback";
+import { clientMetadataUrl, OAUTH_CALLBACK_PATH } from "./oauth-callback";
 import {
   CREDENTIAL_PROVIDERS,
   CREDENTIAL_TYPES,
@@ -210,6 +210,7 @@ async function startOAuth(
     return await beginOAuth({
       server_url: serverUrl,
       redirect_uri: `${origin}${OAUTH_CALLBACK_PATH}`,
+      client_metadata_url: clientMetadataUrl(origin),
       client_id: body.client_id ?? null,
       client_secret: body.client_secret ?? null,
       scope: body.scope ?? null,

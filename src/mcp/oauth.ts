@@ -60,17 +60,33 @@ export type OAuthStart = {
   redirect_uri: string;
   client_id: string | null;
   client_secret: string | null;
+  /**
+   * The https URL of Agentry's client metadata document (`GET /oauth/client-metadata.json`):
+   * Agentry's client id at an authorization server that fetches client metadata documents (CIMD);
+   * null where it could not be fetched (an http origin).
+   */
+  client_metadata_url: string | null;
   scope: string | null;
   tenant: string;
   id: string;
   environment: string | undefined;
 };
 
+/** Agentry's OAuth client as it describes itself: to dynamic registration, and in its client metadata document. */
+export const clientMetadataOf = (redirectUri: string) => ({
+  client_name: "Agentry",
+  redirect_uris: [redirectUri],
+  grant_types: ["authorization_code", "refresh_token"],
+  response_types: ["code"],
+  token_endpoint_auth_method: "none",
+});
+
 /**
  * Starts the authorization code flow with PKCE (docs/mcp.md, OAuth): the server's protected
  * resource metadata names its authorization server (a server without it: its own origin), whose
- * metadata gives the endpoints; the client is the one given or one registered dynamically. Answers
- * the state to keep (encrypted) and the URL to send the user to.
+ * metadata gives the endpoints; the client is the one given, else Agentry's client metadata document's
+ * URL where the server fetches such documents (CIMD), else one registered dynamically. Answers the
+ * state to keep (encrypted) and the URL to send the user to.
  */
 export async function beginOAuth(start: OAuthStart): Promise<{ state: OAuthState; authorization_url: string }> {
   const fetchFn = oauthFetch(start.environment);
@@ -89,21 +105,17 @@ export async function beginOAuth(start: OAuthStart): Promise<{ state: OAuthState
     // The scope asked for: the request's, else the server's challenge, else what its metadata supports, else none.
     const scope = start.scope ?? challenge.scope ?? (resourceMetadata?.scopes_supported?.join(" ") || null);
     const metadata = (await discoverAuthorizationServerMetadata(authorizationServer, { fetchFn })) ?? null;
+    const documentUrl = metadata?.client_id_metadata_document_supported === true ? start.client_metadata_url : null;
     const client =
       start.client_id !== null
         ? { client_id: start.client_id, ...(start.client_secret !== null ? { client_secret: start.client_secret } : {}) }
-        : await registerClient(authorizationServer, {
-            ...(metadata ? { metadata } : {}),
-            clientMetadata: {
-              client_name: "Agentry",
-              redirect_uris: [start.redirect_uri],
-              grant_types: ["authorization_code", "refresh_token"],
-              response_types: ["code"],
-              token_endpoint_auth_method: "none",
-              ...(scope !== null ? { scope } : {}),
-            },
-            fetchFn,
-          });
+        : documentUrl !== null
+          ? { client_id: documentUrl }
+          : await registerClient(authorizationServer, {
+              ...(metadata ? { metadata } : {}),
+              clientMetadata: { ...clientMetadataOf(start.redirect_uri), ...(scope !== null ? { scope } : {}) },
+              fetchFn,
+            });
     const nonce = encodeBase64Url(crypto.getRandomValues(new Uint8Array(24)));
     const resource = resourceMetadata?.resource ?? null;
     const { authorizationUrl, codeVerifier } = await startAuthorization(authorizationServer, {

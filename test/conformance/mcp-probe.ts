@@ -25,6 +25,8 @@ const scenario = process.env.MCP_CONFORMANCE_SCENARIO ?? "";
 const context = JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT ?? "{}") as { client_id?: string; client_secret?: string };
 
 const REDIRECT_URI = "http://localhost:9/oauth/callback";
+/** The client metadata document URL (CIMD) the suite's authorization servers expect. */
+const CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json";
 
 /** The "user" follows the authorization URL; the authorization server redirects with the code. */
 async function approve(state: OAuthState, authorizationUrl: string): Promise<OAuthState> {
@@ -43,6 +45,9 @@ async function authorize(): Promise<OAuthState> {
   const { state, authorization_url } = await beginOAuth({
     server_url: serverUrl,
     redirect_uri: REDIRECT_URI,
+    // Where Agentry's deployment serves its client metadata document; the suite names the URL its
+    // authorization servers expect (auth/basic-cimd) and fetches nothing.
+    client_metadata_url: CLIENT_METADATA_URL,
     client_id: context.client_id ?? null,
     client_secret: context.client_secret ?? null,
     scope: null,

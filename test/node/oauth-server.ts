@@ -104,6 +104,8 @@ export function oauthServer(base: () => string) {
           grant_types_supported: ["authorization_code", "refresh_token"],
           code_challenge_methods_supported: ["S256"],
           token_endpoint_auth_methods_supported: ["none"],
+          // A bucket named `cimd-…`: the server takes client metadata documents' URLs as client ids.
+          ...(path[3].startsWith("cimd-") ? { client_id_metadata_document_supported: true } : {}),
         });
       }
       if (path[0] !== "as" || !path[1]) return null;

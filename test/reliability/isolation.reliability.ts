@@ -9,8 +9,19 @@ import { secretsIn } from "./support/secrets";
 const OWNER_CREDENTIAL_KEY = "owner-credential-key-4471";
 
 /** Routes served to anyone (no token): the API reference and the OpenAPI document. */
-/** `GET /oauth/callback` is where a user's browser comes back from an MCP server's authorization (docs/mcp.md): no token. */
-const PUBLIC_ROUTES = new Set(["GET /", "GET /docs", "GET /docs/scalar.js", "GET /openapi.json", "GET /health", "GET /oauth/callback"]);
+/**
+ * `GET /oauth/callback` is where a user's browser comes back from an MCP server's authorization, and
+ * `GET /oauth/client-metadata.json` what an authorization server reads of Agentry's client (docs/mcp.md): no token.
+ */
+const PUBLIC_ROUTES = new Set([
+  "GET /",
+  "GET /docs",
+  "GET /docs/scalar.js",
+  "GET /openapi.json",
+  "GET /health",
+  "GET /oauth/callback",
+  "GET /oauth/client-metadata.json",
+]);
 
 /** Routes only the operator's token may call (docs/api.md: key management). */
 const ADMIN_ROUTES = new Set(["POST /v1/keys", "GET /v1/keys", "DELETE /v1/keys/:id", "GET /v1/quarantine"]);
