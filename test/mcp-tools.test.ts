@@ -7,15 +7,8 @@ import { storedEvents } from "./support/events";
 import { api, apiRequest, createAgent, createTenantToken, uniqueTenant } from "./support/http";
 import { postRun, runTurn, transcriptOf, type Run } from "./support/runs";
 import { callsReceived, openGate } from "./support/tool-server";
+import type { Received } from "./node/mcp-server";
 
-type Received = {
-  method: string | null;
-  tool: string | null;
-  authorization: string | null;
-  session: string | null;
-  status: number;
-  last_event_id?: string | null;
-};
 type ErrorBody = { error: { type: string; details: { fields?: { path: string; message: string }[] } } };
 
 /** The bearer token the MCP test server's `/bearer/…` routes take (test/node/mcp-server.ts). */

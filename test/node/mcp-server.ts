@@ -11,7 +11,7 @@ import { oauthServer } from "./oauth-server";
 export const MCP_TEST_TOKEN = "mcp-test-token-0123456789";
 
 /** One request the MCP test server received: its JSON-RPC method and what the test checks. */
-type Received = {
+export type Received = {
   method: string | null;
   tool: string | null;
   authorization: string | null;
