@@ -1,7 +1,9 @@
 import { DurableObject } from "cloudflare:workers";
 import { freshToken, refreshTokens } from "./oauth";
-import type { TokenAnswer } from "./oauth-credential-client";
 import { changeOAuthState, readOAuthState } from "./oauth-store";
+
+/** An access token, or why there is none (the run ends with it: the user must authorize again). */
+export type TokenAnswer = { token: string } | { error: string };
 
 /** What the object reads: the credentials' store and key, the outbound fence's mode. */
 export type McpOAuthObjectEnv = { DB: D1Database; CREDENTIALS_KEY?: string; ENVIRONMENT?: string };
