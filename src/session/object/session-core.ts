@@ -99,7 +99,8 @@ export class SessionCore {
     this.compactions = new CompactionStore(sql);
     this.spend = new SpendGate(this.env, () => ({ tenant: this.tenant(), session_id: this.sessionId }), {
       load: () => (this.store.isInitialized() ? storedSpends(this.store.getMeta("spend_reports")) : []),
-      save: (spends) => this.store.setMeta("spend_reports", JSON.stringify(spends)),
+      // Not into a storage a delete has emptied meanwhile (its session is gone; the reports are sent from memory).
+      save: (spends) => (this.store.isInitialized() ? this.store.setMeta("spend_reports", JSON.stringify(spends)) : undefined),
     });
   }
 
