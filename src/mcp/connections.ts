@@ -67,7 +67,7 @@ export class McpConnections {
     try {
       return await this.attempt(label, request);
     } catch (error) {
-      if (error instanceof McpScopeError) throw await this.scopeNeeded(this.server(label), error.scope);
+      if (error instanceof McpScopeError) throw await this.scopeNeeded(this.server(label), error);
       throw error;
     }
   }
@@ -91,26 +91,21 @@ export class McpConnections {
    * authorization asks for the union of its scope and this one; stored over the state as it is
    * then, oauth-store.ts); the error says to authorize the credential again.
    */
-  private async scopeNeeded(server: McpTool, scope: string): Promise<McpServerError> {
+  private async scopeNeeded(server: McpTool, error: McpScopeError): Promise<McpServerError> {
     const { env, tenant } = this.context;
     const label = server.server_label;
     const id = server.credential;
     if (id === null) {
-      this.context.onScopeNeeded?.(label, scope);
-      return new McpServerError(`MCP server ${label} needs the scope "${scope}" (it answered 403 insufficient_scope)`, true);
+      this.context.onScopeNeeded?.(label, error.scope);
+      return error;
     }
     const loaded = await loadCredential(env, tenant, id).catch(() => null);
-    if (loaded?.info.type !== "mcp_oauth") {
-      return new McpServerError(
-        `MCP server ${label} needs the scope "${scope}" (it answered 403 insufficient_scope), which the token of credential ${id} lacks`,
-        true,
-      );
-    }
-    const recorded = await changeOAuthState(env, tenant, id, (state) => widenScope(state, scope)).catch(() => null);
+    if (loaded?.info.type !== "mcp_oauth") return new McpServerError(`${error.message}, which the token of credential ${id} lacks`, true);
+    const recorded = await changeOAuthState(env, tenant, id, (state) => widenScope(state, error.scope)).catch(() => null);
     forgetCredential(tenant, id);
-    const needed = recorded?.scope ?? scope;
+    const needed = new McpScopeError(label, recorded?.scope ?? error.scope);
     return new McpServerError(
-      `MCP server ${label} needs the scope "${needed}" (it answered 403 insufficient_scope); authorize the credential ${id} again (POST /v1/credentials/${id}/authorize) to grant it`,
+      `${needed.message}; authorize the credential ${id} again (POST /v1/credentials/${id}/authorize) to grant it`,
       true,
     );
   }
