@@ -2,7 +2,7 @@ import { and, desc, eq, inArray, lt, or, sql, type SQL } from "drizzle-orm";
 import { notFound } from "../core/errors";
 import type { Cursor } from "../core/cursor";
 import { parseRunRow, type RunRecord } from "../run-model";
-import { openRunBody, openRunInputs } from "../run-model/compact-run-body";
+import { openRunRow } from "../run-model/compact-run-body";
 import { database } from "./client";
 import { runInputs, runs } from "./schema";
 
@@ -10,8 +10,7 @@ import { runInputs, runs } from "./schema";
  * Run bodies are written only by the Session object, from a RunRecord, with the write-once values
  * in `run_inputs` (run-inputs.ts), and checked when read back (run-record-schema.ts).
  */
-const parse = async (row: { body: string; once: string | null }) =>
-  parseRunRow({ body: await openRunBody(row.body), once: await openRunInputs(row.once) }, "D1");
+const parse = async (row: { body: string; once: string | null }) => parseRunRow(await openRunRow(row), "D1");
 const columns = { body: runs.body, once: runInputs.body };
 
 /** A run of the tenant's agent (of any of its agents when `agentId` is null), or null (unknown, foreign, or of another agent). */

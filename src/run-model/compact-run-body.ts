@@ -60,3 +60,9 @@ export async function compactRunInputs(once: string): Promise<string> {
 export async function openRunInputs<T extends string | null>(once: T): Promise<T> {
   return (once?.startsWith(GZ_MARK) ? await gunzipText(once.slice(GZ_MARK.length)) : once) as T;
 }
+
+/** A run's D1 row (its body and write-once values) as D1 holds it, opened for `parseRunRow`. */
+export const openRunRow = async (row: { body: string; once: string | null }) => ({
+  body: await openRunBody(row.body),
+  once: await openRunInputs(row.once),
+});

@@ -3,7 +3,7 @@ import { database } from "../../db/client";
 import { events, messages, runInputs, runs, sessions } from "../../db/schema";
 import type { Block, Role } from "../../core/messages";
 import type { SessionStore } from "./session-store";
-import { openRunBody, openRunInputs } from "../../run-model/compact-run-body";
+import { openRunRow } from "../../run-model/compact-run-body";
 import { parseRunRow } from "../../run-model/run-inputs";
 import { unpackMessages } from "./message-packs";
 import { mirrorRunInputs } from "./mirror-statements";
@@ -75,7 +75,7 @@ export async function rebuildFromMirror(store: SessionStore, db: D1Database, ten
     store.setMeta("events_floor", String(storedSeq));
     store.setMeta("events_mirrored", String(storedSeq));
     for (const row of runRows) {
-      const run = parseRunRow({ body: await openRunBody(row.body), once: await openRunInputs(row.once) }, "D1 rebuild");
+      const run = parseRunRow(await openRunRow(row), "D1 rebuild");
       store.putRun(run);
       // Mirrored before the split (run-inputs.ts): D1 gets the write-once row before any later
       // save of the run replaces its body with the changing part alone.
