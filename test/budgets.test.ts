@@ -37,6 +37,14 @@ const nextMidnight = () => {
   return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1)).toISOString();
 };
 
+/** The session object's spend gate can no longer reach the tenant's ledger (its instance keeps the broken binding until it dies). */
+const ledgerDownIn = (sessionId: string, tenant: string) =>
+  runInDurableObject(sessionStub(sessionId, tenant), (instance) => {
+    const gate = (instance as unknown as { core: { spend: { env: Record<string, unknown> } } }).core.spend;
+    const broken = { idFromName: () => ({}), get: () => ({ settle: () => Promise.reject(new Error("ledger down")) }) };
+    gate.env = { ...gate.env, LEDGER: broken };
+  });
+
 async function expectSpent(response: Response, budgetId: string, resetsAt: string | null): Promise<void> {
   expect(response.status).toBe(429);
   const { error } = await response.json<ErrorBody>();
@@ -317,21 +325,10 @@ describe("budgets: enforcement", () => {
     const watched = await createAgent({ provider: "anthropic", base_url: base, tools: TOOL }, token);
     const free = await createAgent({ provider: "anthropic", base_url: base, tools: TOOL }, token);
     await createBudget(token, { scope: "agent", scope_id: watched.id, period: "total", max_tokens: 1_000_000 });
-    const ledgerDown = async (sessionId: string) =>
-      runInDurableObject(sessionStub(sessionId, tenant), (instance) => {
-        const gate = (instance as unknown as { core: { spend: { env: Record<string, unknown> } } }).core.spend;
-        const broken = {
-          idFromName: () => ({}),
-          get: () => ({
-            settle: () => Promise.reject(new Error("ledger down")),
-          }),
-        };
-        gate.env = { ...gate.env, LEDGER: broken };
-      });
     for (const agent of [watched, free]) {
       const sessionId = `ledger-down-${crypto.randomUUID()}`;
       expect((await runTurn(agent.id, { input: "hello", session_id: sessionId }, token)).status).toBe("completed");
-      await ledgerDown(sessionId);
+      await ledgerDownIn(sessionId, tenant);
       const before = (await requestsOf(env.GATEWAY_URL, bucket)).length;
       const run = await runTurn(agent.id, { input: "[[tool current_time {}]] go", session_id: sessionId }, token);
       const calls = (await requestsOf(env.GATEWAY_URL, bucket)).length - before;
@@ -354,13 +351,7 @@ describe("budgets: enforcement", () => {
     // No budget at all: the object cannot know that, having never had the ledger's answer.
     const agent = await createAgent({ provider: "anthropic", base_url: upstreamBase(env.GATEWAY_URL, bucket, "anthropic") }, token);
     const sessionId = `ledger-never-${crypto.randomUUID()}`;
-    await runInDurableObject(sessionStub(sessionId, tenant), (instance) => {
-      const gate = (instance as unknown as { core: { spend: { env: Record<string, unknown> } } }).core.spend;
-      gate.env = {
-        ...gate.env,
-        LEDGER: { idFromName: () => ({}), get: () => ({ settle: () => Promise.reject(new Error("ledger down")) }) },
-      };
-    });
+    await ledgerDownIn(sessionId, tenant);
     // With an Idempotency-Key the Worker leaves the budget check to the session (its retry may be a run already made).
     const response = await api(
       `/v1/agents/${agent.id}/runs`,
@@ -384,13 +375,7 @@ describe("budgets: enforcement", () => {
     const first = await runTurn(agent.id, { input: "hello", session_id: sessionId }, token);
     expect((await budget(token, limit.id)).used_tokens).toBe(first.metrics.total_tokens);
     // The object's ledger goes away: the next call's report is refused, and the object dies holding it.
-    await runInDurableObject(sessionStub(sessionId, tenant), (instance) => {
-      const gate = (instance as unknown as { core: { spend: { env: Record<string, unknown> } } }).core.spend;
-      gate.env = {
-        ...gate.env,
-        LEDGER: { idFromName: () => ({}), get: () => ({ settle: () => Promise.reject(new Error("ledger down")) }) },
-      };
-    });
+    await ledgerDownIn(sessionId, tenant);
     const started = await (await postRun(agent.id, { input: "[[tool wait {}]] go", session_id: sessionId, background: true }, token)).json<{
       run_id: string;
     }>();
@@ -406,8 +391,8 @@ describe("budgets: enforcement", () => {
     // A later wake of the object sends nothing twice.
     await abortAllDurableObjects();
     expect((await runTurn(agent.id, { input: "again", session_id: sessionId }, token)).status).toBe("completed");
-    const third = (await api(`/v1/sessions/${sessionId}`, {}, token)).json<{ metrics: { total_tokens: number } }>();
-    expect((await budget(token, limit.id)).used_tokens).toBe((await third).metrics.total_tokens);
+    const session = await (await api(`/v1/sessions/${sessionId}`, {}, token)).json<{ metrics: { total_tokens: number } }>();
+    expect((await budget(token, limit.id)).used_tokens).toBe(session.metrics.total_tokens);
   });
 
   it("counts the calls of a run resumed after its object crashed", async () => {

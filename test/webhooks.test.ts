@@ -211,15 +211,24 @@ describe("POST /v1/webhooks", () => {
   });
 });
 
+/**
+ * A tenant subscribed to every run event, with an agent that pauses (`ask`), one that holds in a
+ * gated tool (to cancel) and one that holds a session busy (to queue a turn behind it).
+ */
+async function lifecycleSubscriber() {
+  const token = await createTenantToken();
+  const gates = [crypto.randomUUID(), crypto.randomUUID()];
+  const agent = await createAgent({ tools: [askUser] }, token);
+  const held = await createAgent({ tools: [gateTool(gates[0] ?? "")] }, token);
+  const queuing = await createAgent({ tools: [gateTool(gates[1] ?? "")] }, token);
+  const bucket = crypto.randomUUID();
+  await createWebhook(token, bucket, { events: RUN_EVENTS });
+  return { token, gates, agent, held, queuing, bucket };
+}
+
 describe("lifecycle events", () => {
   it("delivers each run event of blocking runs, verified with standardwebhooks", async () => {
-    const token = await createTenantToken();
-    const gates = [crypto.randomUUID(), crypto.randomUUID()];
-    const agent = await createAgent({ tools: [askUser] }, token);
-    const held = await createAgent({ tools: [gateTool(gates[0] ?? "")] }, token);
-    const queuing = await createAgent({ tools: [gateTool(gates[1] ?? "")] }, token);
-    const bucket = crypto.randomUUID();
-    await createWebhook(token, bucket, { events: RUN_EVENTS });
+    const { token, gates, agent, held, queuing, bucket } = await lifecycleSubscriber();
 
     const completed = await runTurn(agent.id, { input: "hello" }, token);
     await expectEvent(bucket, completed, "run.completed", "completed");
@@ -253,13 +262,7 @@ describe("lifecycle events", () => {
   });
 
   it("delivers each run event of background runs", async () => {
-    const token = await createTenantToken();
-    const gates = [crypto.randomUUID(), crypto.randomUUID()];
-    const agent = await createAgent({ tools: [askUser] }, token);
-    const held = await createAgent({ tools: [gateTool(gates[0] ?? "")] }, token);
-    const queuing = await createAgent({ tools: [gateTool(gates[1] ?? "")] }, token);
-    const bucket = crypto.randomUUID();
-    await createWebhook(token, bucket, { events: RUN_EVENTS });
+    const { token, gates, agent, held, queuing, bucket } = await lifecycleSubscriber();
     const background = async (agentId: string, body: Record<string, unknown>) => {
       const response = await postRun(agentId, { ...body, background: true }, token);
       expect(response.status).toBe(202);
